@@ -1,0 +1,1 @@
+"""The ``arena`` command line: one Typer sub-app per noun."""

@@ -1,0 +1,126 @@
+"""``arena engine``: play, show and verify game records without a referee."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arena.engine import ReplayError, make_policy, play_game, render, replay
+from arena.engine.chance import SEED_LIMIT
+from arena.engine.policies import POLICIES
+from arena.engine.record import Replay
+
+app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
+
+
+def _policy_names(value: str) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    for name in names:
+        if name not in POLICIES:
+            raise typer.BadParameter(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
+    return names
+
+
+@app.command()
+def play(
+    players: Annotated[int, typer.Option("--players", "-n", min=2, max=4, help="2, 3 or 4")] = 4,
+    seed: Annotated[int, typer.Option(min=0, max=SEED_LIMIT - 1, help="match seed (dice stream)")] = 1,
+    policy: Annotated[
+        str, typer.Option(help="random or greedy, or one per seat: greedy,random,...")
+    ] = "greedy",
+    out: Annotated[Path | None, typer.Option(help="write the game record here (default: stdout)")] = None,
+    show: Annotated[bool, typer.Option(help="print the final board and result to stderr")] = False,
+) -> None:
+    """Play one game with built-in policies and write its game record (JSON Lines)."""
+    names = _policy_names(policy)
+    if len(names) == 1:
+        names = names * players
+    if len(names) != players:
+        raise typer.BadParameter(f"give one policy or exactly {players}, got {len(names)}")
+    game = play_game(seed, [make_policy(n, seed, s) for s, n in enumerate(names)])
+    if out is None:
+        sys.stdout.write(game.record)
+    else:
+        out.write_text(game.record, encoding="utf-8")
+        typer.echo(f"wrote {out}", err=True)
+    if show:
+        typer.echo(render(game.final, color=sys.stderr.isatty()), err=True)
+        typer.echo(_result_line(game.outcome.scores, game.outcome.placings, names), err=True)
+
+
+def _result_line(scores: tuple[int, ...], placings: tuple[int, ...], names: list[str]) -> str:
+    parts = [f"seat {s} ({names[s]}): {scores[s]} points, place {placings[s]}" for s in range(len(scores))]
+    return "result: " + "; ".join(parts)
+
+
+def _load(path: Path) -> Replay:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"error: cannot read {path}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+    except UnicodeDecodeError:
+        typer.echo(f"error: {path} is not UTF-8 text; is it a game record?", err=True)
+        raise typer.Exit(2) from None
+    try:
+        return replay(text)
+    except ReplayError as exc:
+        typer.echo(f"error: {path}: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def verify(file: Annotated[Path, typer.Argument(help="a game record (.jsonl)")]) -> None:
+    """Replay a game record through the engine: OK, or exactly where it breaks."""
+    rep = _load(file)
+    n = len(rep.events)
+    typer.echo(
+        f"OK {file}: {n} events replay exactly; result {rep.result.get('scores')} "
+        f"({rep.result.get('termination')})"
+    )
+
+
+@app.command()
+def show(
+    file: Annotated[Path, typer.Argument(help="a game record (.jsonl)")],
+    step: Annotated[int | None, typer.Option(help="show only the board after event N (0 = start)")] = None,
+    every: Annotated[bool, typer.Option(help="board after every event, not only after actions")] = False,
+    color: Annotated[bool | None, typer.Option(help="ANSI colours (default: when a terminal)")] = None,
+) -> None:
+    """Render a game record step by step: each decision with the board after it."""
+    rep = _load(file)
+    use_color = sys.stdout.isatty() if color is None else color
+    if step is not None:
+        if not 0 <= step < len(rep.states):
+            typer.echo(f"error: --step must be 0..{len(rep.states) - 1}", err=True)
+            raise typer.Exit(2)
+        typer.echo(render(rep.states[step], color=use_color))
+        return
+    typer.echo(render(rep.states[0], color=use_color))
+    for k, event in enumerate(rep.events, start=1):
+        state = rep.states[k]
+        if "throw" in event:
+            typer.echo(f"#{k} {event['throw']}")
+            if every:
+                typer.echo(render(state, color=use_color))
+            continue
+        forced = " (forced)" if event.get("forced") else ""
+        typer.echo(f"#{k} seat {event['seat']}: {event['action']}{forced}")
+        before = rep.states[k - 1]
+        if (
+            every
+            or event["action"].split(" ")[0] not in ("keep", "chip", "place")
+            or (
+                before.phase != state.phase
+                and state.phase.label in ("throw", "over")
+                and event["action"] != "stop"
+            )
+        ):
+            typer.echo(render(state, color=use_color))
+    typer.echo(
+        f"result: scores {rep.result['scores']}, placings {rep.result['placings']}, "
+        f"termination {rep.result['termination']}"
+    )

@@ -1,0 +1,19 @@
+"""Entry point of the ``arena`` command."""
+
+from __future__ import annotations
+
+import typer
+
+from . import engine_cmd
+
+app = typer.Typer(
+    help="Pool Arena: tournaments and bot matches for the dice game Cool am Pool.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(engine_cmd.app, name="engine")
+
+
+def main() -> None:
+    """Run the ``arena`` command line."""
+    app()

@@ -1,0 +1,44 @@
+"""Play a whole game with policies and the dice stream, producing its record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .chance import DiceStream
+from .policies import Policy
+from .record import RecordWriter
+from .rules import apply, apply_throw
+from .scoring import Outcome, outcome
+from .state import State, new_game
+
+
+@dataclass(frozen=True)
+class PlayedGame:
+    """A finished game: its final state, outcome and record text."""
+
+    final: State
+    outcome: Outcome
+    record: str
+
+
+def play_game(seed: int, policies: Sequence[Policy], *, record: bool = True) -> PlayedGame:
+    """Play one game to the end: seat k uses ``policies[k]``, throws come from the dice stream
+    of ``seed`` (rules.md §5).  ``record=False`` skips building the record (for benchmarks)."""
+    dice = DiceStream(seed)
+    state = new_game(len(policies))
+    writer = RecordWriter(len(policies), seed) if record else None
+    while not state.is_over:
+        if state.is_chance:
+            faces = dice.throw(state.turn, state.throw_no + 1, state.dice)
+            if writer:
+                writer.throw(faces)
+            state = apply_throw(state, faces)
+        else:
+            action = policies[state.seat].choose(state)
+            if writer:
+                writer.decision(state, action)
+            state = apply(state, action)
+    if writer:
+        writer.finish(state)
+    return PlayedGame(state, outcome(state), writer.text() if writer else "")

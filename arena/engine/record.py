@@ -1,0 +1,242 @@
+"""Game records (rules.md §6): JSON Lines that replay exactly through the engine.
+
+Writing: :class:`RecordWriter` collects the events of a game as it is played.  Reading:
+:func:`replay` re-applies every event and returns every state; a record that does not replay
+raises :class:`ReplayError` naming the line and the reason.
+
+Extensions used by the referee (all optional, ignored where not understood): extra keys on any
+line (e.g. ``"ms"`` think time on a decision, ``"auto"`` for a decision the referee made for a
+seat that forfeited), and on the last line ``"forfeits": [{"seat": k, "reason": "..."}]`` with
+``"termination": "forfeit"`` when a forfeit ended the game early.  Forfeited seats share the last
+placing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .actions import Action, parse_action
+from .chance import SEED_LIMIT, stream_faces
+from .errors import EngineError, IllegalActionError, IllegalThrowError, NotationError, ReplayError
+from .notation import format_throw, parse_throw
+from .rules import apply, apply_throw, legal_actions
+from .scoring import placings_with_forfeits, scores
+from .state import State, Termination, new_game
+
+GAME: Final = "cool-am-pool"
+RULES_VERSION: Final = "1"
+FORFEIT: Final = "forfeit"
+TERMINATIONS: Final = (Termination.NORMAL, Termination.ROUND_CAP, FORFEIT)
+
+
+def _dumps(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, separators=(", ", ": "), ensure_ascii=False)
+
+
+class RecordWriter:
+    """Builds a game record line by line while a game is played."""
+
+    def __init__(self, players: int, seed: int, **header: Any) -> None:
+        self.lines: list[str] = [
+            _dumps({"game": GAME, "rules": RULES_VERSION, "players": players, "seed": seed, **header})
+        ]
+
+    def throw(self, faces: Sequence[int], **extra: Any) -> None:
+        """Record a throw (faces in any order; written in canonical order)."""
+        self.lines.append(_dumps({"throw": format_throw(faces), **extra}))
+
+    def decision(self, before: State, action: Action, **extra: Any) -> None:
+        """Record the decision ``action`` taken in state ``before``."""
+        legal = legal_actions(before)
+        line: dict[str, Any] = {
+            "seat": before.seat,
+            "legal": [str(a) for a in legal],
+            "action": str(action),
+        }
+        if len(legal) == 1:
+            line["forced"] = True
+        line.update(extra)
+        self.lines.append(_dumps(line))
+
+    def finish(
+        self,
+        final: State,
+        forfeits: Sequence[Mapping[str, Any]] = (),
+        **extra: Any,
+    ) -> None:
+        """Record the result line.  With forfeits the game may stop before it is over."""
+        pts = scores(final)
+        seats = [int(f["seat"]) for f in forfeits]
+        if final.termination is not None:
+            termination = final.termination
+        elif forfeits:
+            termination = FORFEIT
+        else:
+            raise ValueError("the game is not over and nobody forfeited")
+        line: dict[str, Any] = {
+            "scores": list(pts),
+            "placings": list(placings_with_forfeits(pts, seats)),
+            "termination": termination,
+        }
+        if forfeits:
+            line["forfeits"] = [dict(f) for f in forfeits]
+        line.update(extra)
+        self.lines.append(_dumps(line))
+
+    def text(self) -> str:
+        """The whole record, one JSON object per line, ending with a newline."""
+        return "\n".join(self.lines) + "\n"
+
+
+@dataclass
+class Replay:
+    """A replayed record: its header, every state (``states[0]`` before the first event,
+    ``states[k]`` after the event on line ``k + 1``), the events' JSON and the result line."""
+
+    header: dict[str, Any]
+    states: list[State] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def final(self) -> State:
+        """The state after the last event."""
+        return self.states[-1]
+
+
+def _obj(line: str, n: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ReplayError(n, f"not JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(obj, dict):
+        raise ReplayError(n, "expected a JSON object")
+    return obj
+
+
+def _header(obj: dict[str, Any]) -> tuple[int, int]:
+    if obj.get("game") != GAME:
+        raise ReplayError(1, f"not a {GAME} record (game = {obj.get('game')!r})")
+    if obj.get("rules") != RULES_VERSION:
+        raise ReplayError(
+            1,
+            f"rules version {obj.get('rules')!r} is not supported (this engine: {RULES_VERSION!r})",
+        )
+    players, seed = obj.get("players"), obj.get("seed")
+    if not isinstance(players, int) or isinstance(players, bool) or not 2 <= players <= 4:
+        raise ReplayError(1, f"players must be 2, 3 or 4, got {players!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
+        raise ReplayError(1, f"seed must be an integer 0 <= seed < 2**63, got {seed!r}")
+    return players, seed
+
+
+def replay(source: str | Iterable[str], *, check_dice: bool = True) -> Replay:
+    """Re-apply a game record through the engine and return every state.
+
+    ``source`` is the record text or its lines.  With ``check_dice`` every throw must be the one
+    the counter-based stream of the record's seed gives (rules.md §5).  Raises
+    :class:`ReplayError` with the 1-based line number and the reason at the first line that
+    does not replay.
+    """
+    lines = source.splitlines() if isinstance(source, str) else [ln.rstrip("\n") for ln in source]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise ReplayError(0, "the record is empty")
+    head = _obj(lines[0], 1)
+    players, seed = _header(head)
+    state = new_game(players)
+    rep = Replay(header=head, states=[state])
+    for n, line in enumerate(lines[1:], start=2):
+        if rep.result:
+            raise ReplayError(n, "nothing may follow the result line")
+        obj = _obj(line, n)
+        if "throw" in obj:
+            state = _replay_throw(state, obj, n, seed if check_dice else None)
+        elif "action" in obj:
+            state = _replay_decision(state, obj, n)
+        elif "scores" in obj:
+            _check_result(state, obj, n)
+            rep.result = obj
+            continue
+        else:
+            raise ReplayError(n, "expected a throw, a decision or the result line")
+        rep.states.append(state)
+        rep.events.append(obj)
+    if not rep.result:
+        raise ReplayError(len(lines), "the record ends without a result line")
+    return rep
+
+
+def _replay_throw(state: State, obj: dict[str, Any], n: int, seed: int | None) -> State:
+    text = obj["throw"]
+    if not isinstance(text, str):
+        raise ReplayError(n, "a throw must be text like 'throw green,red'")
+    try:
+        faces = parse_throw(text)
+    except NotationError as exc:
+        raise ReplayError(n, str(exc)) from None
+    if seed is not None and state.is_chance:
+        expected = sorted(stream_faces(seed, state.turn, state.throw_no + 1)[: state.dice])
+        if list(faces) != expected:
+            raise ReplayError(
+                n,
+                f"{text!r} is not the dice stream's throw for seed {seed}, turn {state.turn}, "
+                f"throw {state.throw_no + 1} (expected {format_throw(expected)!r})",
+            )
+    try:
+        return apply_throw(state, faces)
+    except IllegalThrowError as exc:
+        raise ReplayError(n, str(exc)) from None
+
+
+def _replay_decision(state: State, obj: dict[str, Any], n: int) -> State:
+    seat, text = obj.get("seat"), obj["action"]
+    if state.is_chance:
+        raise ReplayError(n, f"a throw of {state.dice} dice is due, not a decision")
+    if state.is_over:
+        raise ReplayError(n, "the game is already over")
+    if seat != state.seat:
+        raise ReplayError(n, f"seat {seat!r} acts, but it is seat {state.seat}'s decision")
+    if not isinstance(text, str):
+        raise ReplayError(n, "an action must be text")
+    try:
+        action = parse_action(text)
+    except NotationError as exc:
+        raise ReplayError(n, str(exc)) from None
+    legal = obj.get("legal")
+    if legal is not None:
+        expected = [str(a) for a in legal_actions(state)]
+        if legal != expected:
+            raise ReplayError(n, f"legal actions {legal!r} differ from the engine's {expected!r}")
+    try:
+        return apply(state, action)
+    except (IllegalActionError, EngineError) as exc:
+        raise ReplayError(n, str(exc)) from None
+
+
+def _check_result(state: State, obj: dict[str, Any], n: int) -> None:
+    forfeits = obj.get("forfeits", [])
+    if not isinstance(forfeits, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("seat"), int) for f in forfeits
+    ):
+        raise ReplayError(n, "forfeits must be a list of objects with a seat")
+    termination = obj.get("termination")
+    if termination not in TERMINATIONS:
+        raise ReplayError(n, f"termination must be one of {', '.join(TERMINATIONS)}")
+    if not state.is_over:
+        if not forfeits:
+            raise ReplayError(n, "the result line comes before the game is over")
+        if termination != FORFEIT:
+            raise ReplayError(n, "a game stopped early by a forfeit has termination 'forfeit'")
+    elif termination != state.termination:
+        raise ReplayError(n, f"termination {termination!r}, but the game ended {state.termination!r}")
+    pts = list(scores(state))
+    if obj.get("scores") != pts:
+        raise ReplayError(n, f"scores {obj.get('scores')!r}, but the game gives {pts!r}")
+    expected = list(placings_with_forfeits(pts, [f["seat"] for f in forfeits]))
+    if obj.get("placings") != expected:
+        raise ReplayError(n, f"placings {obj.get('placings')!r}, expected {expected!r}")

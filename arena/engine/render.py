@@ -1,0 +1,87 @@
+"""A compact board for terminals, with optional ANSI colours.
+
+Cell legend: ``1.`` plain towel of seat 1, ``1*`` seat 1's towel guest side up (secured),
+``1.3`` seat 1's plain towel with a figure of seat 3, ``x`` marks a lounger the lifeguard blocks.
+"""
+
+from __future__ import annotations
+
+from .board import (
+    COLOUR_ZONES,
+    COLOURS,
+    FIVES,
+    LOUNGERS,
+    N_COLOURS,
+    ROW_VALUES,
+    TRACK_NAMES,
+    blocked_by,
+    track_name,
+)
+from .notation import format_counts
+from .scoring import scores
+from .state import Phase, State
+
+_COLOUR_CODE = {0: "32", 1: "35", 2: "33", 3: "31", 4: "34"}
+_SEAT_CODE = ("1;36", "1;91", "1;92", "1;93")
+_CELL = 6  # characters per lounger cell
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def _cell(state: State, i: int, color: bool) -> str:
+    owner, fig = state.towel[i], state.figure[i]
+    text = " -  " if owner < 0 else f" {owner}{'*' if state.secured[i] else '.'}{fig if fig >= 0 else ' '}"
+    blocked = i in blocked_by(state.guard)
+    text = text + ("x " if blocked else "  ")
+    if owner >= 0 and color:
+        return _paint(text, _SEAT_CODE[owner] + (";7" if state.secured[i] else ""), True)
+    return text
+
+
+def render(state: State, *, color: bool = False) -> str:
+    """A multi-line picture of ``state``: loungers by row and colour, fives, lifeguard, dice,
+    supplies and scores."""
+    lines: list[str] = []
+    head = "      "
+    for colour, width in COLOUR_ZONES:
+        head += _paint(f"{COLOURS[colour]:<{_CELL * width}}", _COLOUR_CODE[colour], color)
+    lines.append(head)
+    for value in ROW_VALUES:
+        row = [lo.id for lo in LOUNGERS if not lo.is_five and lo.value == value]
+        lines.append(f"  {value}   " + "".join(_cell(state, i, color) for i in row))
+    fives = "  ".join(f"{LOUNGERS[i].name}:{_cell(state, i, color).rstrip()}" for i in FIVES)
+    lines.append(f"  pool  {fives}")
+    track = " ".join(
+        _paint(f"[{name}]", "1", color) if name == track_name(state.guard) else name for name in TRACK_NAMES
+    )
+    lines.append(f"  lifeguard: {track}")
+    pts = scores(state)
+    for seat in range(state.players):
+        marker = ">" if seat == state.seat and state.phase != Phase.OVER else " "
+        lines.append(
+            f" {marker}"
+            + _paint(f"seat {seat}", _SEAT_CODE[seat], color)
+            + f"  score {pts[seat]:>2}  towels {state.towels[seat]:>2}  "
+            f"figures {state.figures[seat]}  chips {state.chips[seat]}"
+        )
+    status = f"  round {state.round}  turn {state.turn}  phase {state.phase.label}"
+    status += f"  unoccupied {state.unoccupied}  pool chips {state.pool}"
+    if state.final_round:
+        status += "  (final round)"
+    if state.termination:
+        status += f"  ended: {state.termination}"
+    lines.append(status)
+    if state.phase in (Phase.THROW, Phase.ROLL, Phase.ACTION):
+        dice = f"  kept [{format_counts(state.kept)}]"
+        if state.phase == Phase.ROLL:
+            dice += f"  last throw [{format_counts(state.last)}]"
+        if state.phase == Phase.ACTION:
+            res = state.result
+            dice += f"  result [{format_counts(res)}]"
+            counts = ", ".join(f"{COLOURS[c]} {res[c]}" for c in range(N_COLOURS) if res[c])
+            if counts:
+                dice += f"  ({counts})"
+        lines.append(dice)
+    return "\n".join(lines)

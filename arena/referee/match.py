@@ -1,0 +1,404 @@
+"""One match: seats, clocks, deadlines, forfeits and the event log.
+
+The match talks to each seat through a :class:`SeatLink`: the gRPC handler feeds the link's
+inbox from the bot's stream (one reader task per stream, so a timeout never cancels the stream)
+and drains its outbox to the bot.  The match itself only ever waits on the inbox, with the
+seat's deadline, on the referee's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.engine import (
+    Action,
+    DiceStream,
+    IllegalActionError,
+    InvalidActionError,
+    State,
+    apply,
+    apply_throw,
+    legal_actions,
+    new_game,
+    parse_action,
+    scores,
+)
+from arena.engine.notation import format_throw
+from arena.engine.record import RULES_VERSION, RecordWriter
+from arena.engine.scoring import placings_with_forfeits
+from arena.v1 import arena_pb2 as pb
+from arena.wire import LOUNGER_NAMES, PROTOCOL, TRACK, state_to_pb
+
+from .faults import Forfeit, Reason
+from .result import MatchResult, SeatOutcome
+from .timecontrol import SeatClock, TimeControl
+
+INBOX_LIMIT = 64  # unread messages from one bot before it counts as flooding
+
+
+@dataclass(frozen=True)
+class Closed:
+    """Inbox sentinel: the bot's stream ended.  ``reason`` is a Reason, ``detail`` says how."""
+
+    reason: Reason
+    detail: str
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """Inbox item: bytes that are not a BotMessage."""
+
+    size: int
+    error: str
+
+
+InboxItem = pb.BotMessage | Closed | Garbage
+
+# probe(seat) -> (Reason, detail) when the seat's process is known to be dead or frozen
+Probe = Callable[[int], tuple[Reason, str] | None]
+# evidence(seat) -> extra evidence (e.g. the stderr tail) for a forfeit
+EvidenceFn = Callable[[int], dict[str, Any]]
+
+
+@dataclass(eq=False)
+class SeatLink:
+    """The match's end of one seat's stream."""
+
+    seat: int
+    inbox: asyncio.Queue[InboxItem] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[pb.RefereeMessage | None] = field(default_factory=asyncio.Queue)
+    attached: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: Closed | None = None
+    pending: list[pb.Event] = field(default_factory=list)
+    hello: str = ""
+    last_message: str = ""
+
+    def deliver(self, item: InboxItem) -> None:
+        """Called by the stream reader for every item; flags closure and flooding."""
+        if self.closed is not None:
+            return
+        if isinstance(item, Closed):
+            self.closed = item
+        elif self.inbox.qsize() >= INBOX_LIMIT:
+            item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} unread messages")
+            self.closed = item
+        self.inbox.put_nowait(item)
+
+    def send(self, message: pb.RefereeMessage) -> None:
+        """Queue a message for the bot (dropped once the seat is closed)."""
+        self.outbox.put_nowait(message)
+
+    def finish(self) -> None:
+        """Tell the stream writer to end the stream."""
+        self.outbox.put_nowait(None)
+
+
+class Match:
+    """A match between ``len(names)`` seats.  Create, attach seats, then ``await run()``."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        seed: int,
+        control: TimeControl,
+        *,
+        match_id: str | None = None,
+        connect_timeout: float = 20.0,
+        probe: Probe | None = None,
+        evidence: EvidenceFn | None = None,
+    ) -> None:
+        self.names = list(names)
+        self.players = len(self.names)
+        self.seed = seed
+        self.control = control
+        self.match_id = match_id or uuid.uuid4().hex[:12]
+        self.connect_timeout = connect_timeout
+        self.probe = probe
+        self.evidence = evidence
+        self.links = [SeatLink(seat) for seat in range(self.players)]
+        self.clocks = [SeatClock(control) for _ in range(self.players)]
+        self.forfeits: dict[int, Forfeit] = {}
+        self.request_id = 0
+        self.events = 0
+        self.state: State = new_game(self.players)
+        self.done = asyncio.Event()
+        self.on_event: Callable[[Match], None] | None = None
+
+    # ------------------------------------------------------------------ seats
+
+    def welcome(self, seat: int) -> pb.RefereeMessage:
+        """The Welcome message for ``seat``."""
+        return pb.RefereeMessage(
+            welcome=pb.Welcome(
+                match_id=self.match_id,
+                seat=seat,
+                players=self.players,
+                rules_version=RULES_VERSION,
+                time_control=self.control.to_pb(),
+                protocol=PROTOCOL,
+                lounger_names=LOUNGER_NAMES,
+                track=TRACK,
+                seating=self.names,
+            )
+        )
+
+    def attach(self, seat: int) -> SeatLink:
+        """Bind a stream to ``seat`` (the handler then pumps messages through the link)."""
+        link = self.links[seat]
+        link.send(self.welcome(seat))
+        link.attached.set()
+        return link
+
+    async def _wait_for_seats(self) -> None:
+        waits = [asyncio.create_task(link.attached.wait()) for link in self.links]
+        _, pending = await asyncio.wait(waits, timeout=self.connect_timeout)
+        for task in pending:
+            task.cancel()
+        for link in self.links:
+            if not link.attached.is_set():
+                self._forfeit(link.seat, Reason.NO_SHOW, f"did not connect within {self.connect_timeout:g}s")
+
+    # ------------------------------------------------------------------ the game
+
+    async def run(self) -> MatchResult:
+        """Play the match to its end and return the result with its replay.  Never raises for
+        anything a bot does; every bot failure becomes a forfeit."""
+        start = time.monotonic()
+        writer = RecordWriter(
+            self.players,
+            self.seed,
+            match=self.match_id,
+            seating=self.names,
+            time_control=self.control.describe(),
+        )
+        dice = DiceStream(self.seed)
+        try:
+            await self._wait_for_seats()
+            state = self.state
+            while not state.is_over and self.players - len(self.forfeits) >= 2:
+                self._check_links()
+                if state.is_chance:
+                    faces = dice.throw(state.turn, state.throw_no + 1, state.dice)
+                    writer.throw(faces)
+                    self._broadcast(pb.Event(throw=format_throw(faces)))
+                    state = apply_throw(state, faces)
+                else:
+                    action, extra = await self._decide(state)
+                    writer.decision(state, action, **extra)
+                    self._broadcast(
+                        pb.Event(
+                            action=pb.SeatAction(
+                                seat=state.seat,
+                                action=str(action),
+                                forced=bool(extra.get("forced")),
+                                automatic=bool(extra.get("auto")),
+                            )
+                        )
+                    )
+                    state = apply(state, action)
+                self.state = state
+                self.events += 1
+                if self.on_event is not None:
+                    self.on_event(self)
+            forfeits = [self.forfeits[s].to_json() for s in sorted(self.forfeits)]
+            writer.finish(state, forfeits)
+            result = self._result(state, writer.text(), time.monotonic() - start)
+        finally:
+            self.done.set()
+        for link in self.links:
+            if link.seat not in self.forfeits:
+                link.send(pb.RefereeMessage(result=self._result_pb(result)))
+            link.finish()
+        return result
+
+    def _broadcast(self, event: pb.Event) -> None:
+        for link in self.links:
+            if link.seat not in self.forfeits:
+                link.pending.append(event)
+
+    def _check_links(self) -> None:
+        """Forfeit seats whose stream closed while they were idle."""
+        for link in self.links:
+            if link.closed is not None and link.seat not in self.forfeits:
+                reason, detail = self._classify(link.seat, link.closed)
+                self._forfeit(link.seat, reason, detail)
+
+    def _classify(self, seat: int, closed: Closed) -> tuple[Reason, str]:
+        """A closed stream is a crash or a stall when the bot's process says so."""
+        if closed.reason in (Reason.DISCONNECTED, Reason.STALLED) and self.probe is not None:
+            probed = self.probe(seat)
+            if probed is not None:
+                return probed[0], f"{probed[1]} ({closed.detail})"
+        return closed.reason, closed.detail
+
+    async def _decide(self, state: State) -> tuple[Action, dict[str, Any]]:
+        seat = state.seat
+        legal = legal_actions(state)
+        if seat in self.forfeits:
+            return legal[0], {"auto": True}
+        if len(legal) == 1:
+            return legal[0], {}
+        asked = await self._ask(seat, state, legal)
+        if asked is None:
+            return legal[0], {"auto": True}
+        action, used = asked
+        return action, {"ms": round(used * 1000, 3)}
+
+    async def _ask(self, seat: int, state: State, legal: tuple[Action, ...]) -> tuple[Action, float] | None:
+        """Request a decision; return the action and the time used, or None after a forfeit."""
+        link = self.links[seat]
+        clock = self.clocks[seat]
+        self.request_id += 1
+        rid = self.request_id
+        budget = clock.budget()
+        request = pb.DecisionRequest(
+            request_id=rid,
+            state=state_to_pb(state),
+            legal_actions=[str(a) for a in legal],
+            move_time_ms=0 if budget is None else round(self.control.move_time * 1000),
+            bank_ms=0 if budget is None else round(clock.bank * 1000),
+            events=link.pending,
+        )
+        link.pending = []
+        sent = time.monotonic()
+        link.send(pb.RefereeMessage(request=request))
+        deadline = None if budget is None else sent + budget
+        while True:
+            try:
+                if deadline is None or not link.inbox.empty():
+                    item = await link.inbox.get()
+                else:
+                    async with asyncio.timeout_at(deadline):  # the loop's clock is time.monotonic
+                        item = await link.inbox.get()
+            except TimeoutError:
+                used = time.monotonic() - sent
+                self._forfeit(
+                    seat, Reason.TIMEOUT, f"no answer after {used:.3f}s (limit {budget:.3f}s)", used=used
+                )
+                return None
+            used = time.monotonic() - sent
+            if isinstance(item, Closed):
+                reason, detail = self._classify(seat, item)
+                self._forfeit(seat, reason, detail, used=used)
+                return None
+            if isinstance(item, Garbage):
+                link.last_message = f"<{item.size} bytes>"
+                self._forfeit(
+                    seat,
+                    Reason.MALFORMED_ACTION,
+                    f"sent {item.size} bytes that are not a BotMessage: {item.error}",
+                )
+                return None
+            which = item.WhichOneof("message")
+            if which == "hello":
+                link.hello = f"{item.hello.name} {item.hello.version}".strip()[:200]
+                continue
+            if which != "action":
+                self._forfeit(seat, Reason.MALFORMED_ACTION, "sent an empty message", used=used)
+                return None
+            reply = item.action
+            link.last_message = reply.action[:200]
+            if reply.request_id < rid:
+                continue  # a stale answer to an older request: dropped
+            if reply.request_id > rid:
+                self._forfeit(
+                    seat,
+                    Reason.MALFORMED_ACTION,
+                    f"answered request {reply.request_id}, which was never sent (current: {rid})",
+                    used=used,
+                )
+                return None
+            try:
+                action = parse_action(reply.action)
+                apply(state, action)
+            except InvalidActionError as exc:
+                self._forfeit(seat, Reason.MALFORMED_ACTION, str(exc), used=used)
+                return None
+            except IllegalActionError as exc:
+                self._forfeit(seat, Reason.ILLEGAL_ACTION, str(exc), used=used)
+                return None
+            clock.charge(used)
+            return action, used
+
+    def _forfeit(self, seat: int, reason: Reason, detail: str, *, used: float | None = None) -> None:
+        """The one path every bot failure takes: record it, tell the bot, close its stream."""
+        if seat in self.forfeits:
+            return
+        link = self.links[seat]
+        evidence: dict[str, Any] = {}
+        if used is not None:
+            evidence["time_used_ms"] = round(used * 1000, 3)
+        if link.last_message:
+            evidence["last_message"] = link.last_message
+        if self.evidence is not None:
+            evidence.update(self.evidence(seat))
+        self.forfeits[seat] = Forfeit(seat, reason, detail[:1000], self.events, evidence)
+        pts = scores(self.state)
+        link.send(
+            pb.RefereeMessage(
+                result=pb.MatchResult(
+                    match_id=self.match_id,
+                    seats=[
+                        pb.SeatResult(
+                            seat=seat,
+                            score=pts[seat],
+                            placing=self.players,
+                            termination=str(reason),
+                            detail=detail[:1000],
+                        )
+                    ],
+                )
+            )
+        )
+        link.finish()
+
+    # ------------------------------------------------------------------ the result
+
+    def _result(self, state: State, replay: str, duration: float) -> MatchResult:
+        pts = scores(state)
+        places = placings_with_forfeits(pts, list(self.forfeits))
+        termination = state.termination if state.termination is not None else "forfeit"
+        seats = []
+        for seat in range(self.players):
+            f = self.forfeits.get(seat)
+            clock = self.clocks[seat]
+            seats.append(
+                SeatOutcome(
+                    seat=seat,
+                    name=self.names[seat],
+                    score=pts[seat],
+                    placing=places[seat],
+                    termination=str(f.reason) if f else termination,
+                    detail=f.detail if f else "",
+                    think_total=clock.total,
+                    think_max=clock.max,
+                    decisions=clock.decisions,
+                )
+            )
+        return MatchResult(
+            match_id=self.match_id,
+            seed=self.seed,
+            players=self.players,
+            termination=termination,
+            seats=tuple(seats),
+            replay=replay,
+            forfeits=tuple(self.forfeits[s] for s in sorted(self.forfeits)),
+            duration=duration,
+            events=self.events,
+        )
+
+    def _result_pb(self, result: MatchResult) -> pb.MatchResult:
+        return pb.MatchResult(
+            match_id=result.match_id,
+            seats=[
+                pb.SeatResult(
+                    seat=s.seat, score=s.score, placing=s.placing, termination=s.termination, detail=s.detail
+                )
+                for s in result.seats
+            ],
+        )

@@ -1,0 +1,49 @@
+"""What a match returns to whoever scheduled it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .faults import Forfeit
+
+
+@dataclass(frozen=True)
+class SeatOutcome:
+    """One seat's result: score, placing, how its match ended, and its think time."""
+
+    seat: int
+    name: str
+    score: int
+    placing: int
+    termination: str  # "normal", "round-cap", "forfeit" (stopped early) or a forfeit Reason
+    detail: str
+    think_total: float  # seconds, on the referee's clock
+    think_max: float
+    decisions: int
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """The whole result: per-seat outcomes, the game's termination and the replay text."""
+
+    match_id: str
+    seed: int
+    players: int
+    termination: str  # "normal", "round-cap" or "forfeit"
+    seats: tuple[SeatOutcome, ...]
+    replay: str
+    forfeits: tuple[Forfeit, ...] = ()
+    duration: float = 0.0
+    events: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        """Scores by seat."""
+        return tuple(s.score for s in self.seats)
+
+    @property
+    def placings(self) -> tuple[int, ...]:
+        """Placings by seat (1 = best; forfeited seats share the last)."""
+        return tuple(s.placing for s in self.seats)

@@ -1,0 +1,223 @@
+"""The referee's gRPC server (grpc.aio): authenticates streams and binds them to match seats.
+
+One server runs any number of matches at once.  Each bot stream presents a session token
+(metadata ``arena-token``); the stream is attached to the session's next seat assignment, and
+messages flow between the stream and the match through a :class:`SeatLink`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from arena.v1 import arena_pb2 as pb
+
+from .faults import Reason
+from .match import Closed, EvidenceFn, Garbage, InboxItem, Match, Probe, SeatLink
+from .result import MatchResult
+from .sessions import BotSession, SessionRegistry
+from .timecontrol import TimeControl
+
+log = logging.getLogger(__name__)
+
+SERVICE = "arena.v1.Referee"
+TOKEN_KEY = "arena-token"
+
+
+@dataclass(frozen=True)
+class RefereeConfig:
+    """Transport settings.  Keepalive pings notice a frozen bot between its turns."""
+
+    max_message_bytes: int = 64 * 1024  # a bot's messages are tiny; anything larger is refused
+    keepalive_ms: int = 2000  # ping every bot this often
+    keepalive_timeout_ms: int = 2000  # a bot that does not answer a ping in time is stalled
+    connect_timeout: float = 20.0  # seconds to connect before a no-show
+
+
+def _parse(data: bytes) -> InboxItem:
+    msg = pb.BotMessage()
+    try:
+        msg.ParseFromString(data)
+    except DecodeError as exc:
+        return Garbage(len(data), str(exc) or "undecodable protobuf")
+    return msg
+
+
+class RefereeServer:
+    """Hosts the Referee service and the gRPC health service; runs matches."""
+
+    def __init__(self, config: RefereeConfig | None = None) -> None:
+        self.config = config or RefereeConfig()
+        self.registry = SessionRegistry()
+        self.address = ""
+        self._server: grpc.aio.Server | None = None
+        self._health = health.aio.HealthServicer()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, address: str = "127.0.0.1:0") -> str:
+        """Bind ``address`` (``host:port``, port 0 picks one, or ``unix:/path``) and serve.
+
+        Returns the address bots should dial.
+        """
+        c = self.config
+        options = [
+            ("grpc.max_receive_message_length", c.max_message_bytes),
+            ("grpc.keepalive_time_ms", c.keepalive_ms),
+            ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
+            ("grpc.http2.ping_timeout_ms", c.keepalive_timeout_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.http2.min_ping_interval_without_data_ms", 1000),
+            ("grpc.so_reuseport", 0),
+        ]
+        server = grpc.aio.server(options=options)
+        handler = grpc.method_handlers_generic_handler(
+            SERVICE,
+            {
+                "Play": grpc.stream_stream_rpc_method_handler(
+                    self._play,
+                    request_deserializer=_parse,
+                    response_serializer=pb.RefereeMessage.SerializeToString,
+                )
+            },
+        )
+        server.add_generic_rpc_handlers((handler,))
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        port = server.add_insecure_port(address)
+        if not address.startswith("unix:"):
+            host = address.rsplit(":", 1)[0]
+            address = f"{host}:{port}"
+        await server.start()
+        await self._health.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
+        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        self._server = server
+        self.address = address
+        return address
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving; open streams get ``grace`` seconds."""
+        if self._server is not None:
+            await self._health.enter_graceful_shutdown()
+            await self._server.stop(grace)
+            self._server = None
+
+    # ------------------------------------------------------------------ sessions and matches
+
+    def session(self, name: str, *, persistent: bool = False) -> BotSession:
+        """Mint a session (token) for a bot."""
+        return self.registry.mint(name, persistent=persistent)
+
+    def revoke(self, session: BotSession) -> None:
+        """Invalidate a session's token; a waiting stream gets a Goodbye."""
+        self.registry.revoke(session)
+
+    async def play(
+        self,
+        sessions: Sequence[BotSession],
+        seed: int,
+        control: TimeControl,
+        *,
+        match_id: str | None = None,
+        probe: Probe | None = None,
+        evidence: EvidenceFn | None = None,
+        on_event: Callable[[Match], None] | None = None,
+    ) -> MatchResult:
+        """Run one match with ``sessions[k]`` in seat k; per-match sessions are revoked after."""
+        match = Match(
+            [s.name for s in sessions],
+            seed,
+            control,
+            match_id=match_id,
+            connect_timeout=self.config.connect_timeout,
+            probe=probe,
+            evidence=evidence,
+        )
+        match.on_event = on_event
+        for seat, session in enumerate(sessions):
+            session.assign(match, seat)
+        try:
+            return await match.run()
+        finally:
+            for session in sessions:
+                if not session.persistent:
+                    self.revoke(session)
+
+    # ------------------------------------------------------------------ the stream handler
+
+    async def _play(
+        self,
+        requests: AsyncIterator[InboxItem],
+        context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage],
+    ) -> AsyncIterator[pb.RefereeMessage]:
+        metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
+        token = metadata.get(TOKEN_KEY)
+        if not token:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, f"missing metadata {TOKEN_KEY!r}: send your session token"
+            )
+        session = self.registry.lookup(token or "")
+        if session is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or expired token")
+            return
+        if session.stream_open:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, "this token is already in use by another stream"
+            )
+            return
+        session.stream_open = True
+        link: SeatLink | None = None
+        reader: asyncio.Task[None] | None = None
+        try:
+            assignment = await session.assignments.get()
+            if assignment is None:
+                yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
+                return
+            link = assignment.match.attach(assignment.seat)
+            reader = asyncio.create_task(self._pump(requests, link))
+            while True:
+                message = await link.outbox.get()
+                if message is None:
+                    break
+                yield message
+            if not session.persistent:
+                yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="this token was for one match"))
+        except asyncio.CancelledError:
+            if link is not None:
+                link.deliver(Closed(Reason.DISCONNECTED, "the connection to the bot was lost"))
+            raise
+        finally:
+            session.stream_open = False
+            if reader is not None:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
+
+    @staticmethod
+    async def _pump(requests: AsyncIterator[InboxItem], link: SeatLink) -> None:
+        """Read the bot's stream into the link until it ends (one task per stream)."""
+        try:
+            async for item in requests:
+                link.deliver(item)
+                if link.closed is not None:
+                    return
+            link.deliver(Closed(Reason.DISCONNECTED, "the bot closed its stream"))
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError as exc:
+            link.deliver(Closed(_reason_of(exc.code()), f"stream error {exc.code().name}: {exc.details()}"))
+        except Exception as exc:  # anything a bot can cause must end as a forfeit, not a crash
+            link.deliver(Closed(Reason.DISCONNECTED, f"stream error: {exc!r}"[:300]))
+
+
+def _reason_of(code: grpc.StatusCode) -> Reason:
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return Reason.MALFORMED_ACTION
+    return Reason.DISCONNECTED

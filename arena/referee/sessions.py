@@ -1,0 +1,71 @@
+"""Bot sessions: the bearer tokens bots present, and the matches waiting for them.
+
+A session is minted per launched bot.  A per-match session serves one match and its token is
+revoked when that match ends; a persistent session (a bot kept running across matches, or a
+remote bot) receives one assignment after another on the same token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .match import Match
+
+
+@dataclass
+class Assignment:
+    """A seat in a match, waiting for the session's next stream."""
+
+    match: Match
+    seat: int
+
+
+@dataclass(eq=False)
+class BotSession:
+    """One bot's credential and its queue of seats to play."""
+
+    name: str
+    token: str
+    persistent: bool = False
+    assignments: asyncio.Queue[Assignment | None] = field(default_factory=asyncio.Queue)
+    stream_open: bool = False
+    revoked: bool = False
+    hello: str = ""
+
+    def assign(self, match: Match, seat: int) -> None:
+        """Queue a seat for this session's next stream."""
+        self.assignments.put_nowait(Assignment(match, seat))
+
+    def close(self) -> None:
+        """No further assignment: a waiting stream gets a Goodbye."""
+        self.assignments.put_nowait(None)
+
+
+class SessionRegistry:
+    """Tokens to sessions.  Tokens are random, 192 bits, and compared in constant time."""
+
+    def __init__(self) -> None:
+        self._by_token: dict[str, BotSession] = {}
+
+    def mint(self, name: str, *, persistent: bool = False) -> BotSession:
+        """A new session with a fresh token."""
+        session = BotSession(name=name, token=secrets.token_urlsafe(24), persistent=persistent)
+        self._by_token[session.token] = session
+        return session
+
+    def lookup(self, token: str) -> BotSession | None:
+        """The live session of ``token``, or None."""
+        session = self._by_token.get(token)
+        if session is None or session.revoked or not secrets.compare_digest(session.token, token):
+            return None
+        return session
+
+    def revoke(self, session: BotSession) -> None:
+        """Invalidate the token: later streams with it are refused as unauthenticated."""
+        session.revoked = True
+        self._by_token.pop(session.token, None)
+        session.close()

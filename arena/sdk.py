@@ -1,0 +1,182 @@
+"""The Python SDK for bot authors: subclass :class:`Bot`, implement ``choose``, call ``run``.
+
+::
+
+    from arena.sdk import Bot, run
+
+    class MyBot(Bot):
+        name = "mine"
+
+        def choose(self, state, legal):
+            return legal[0]          # an Action, or its text ("stop", "flip green-4a")
+
+    if __name__ == "__main__":
+        run(MyBot())
+
+The SDK connects to the referee (``--address``/``--token`` flags or the ``ARENA_ADDRESS`` and
+``ARENA_TOKEN`` environment variables), sends the token, matches request ids, and hands the bot
+the engine's own :class:`~arena.engine.State` and legal actions, so the bot can use every engine
+helper (``apply``, ``apply_throw``, ``throw_distribution``, ``scores`` ...).  While ``choose``
+runs, ``self.decision`` tells the time budget.  A bot kept running across matches simply stays
+in ``run`` until the referee says goodbye.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import grpc
+
+from arena.engine import Action, State, parse_action
+from arena.v1 import arena_pb2 as pb
+from arena.wire import state_from_pb
+
+TOKEN_KEY = "arena-token"
+PLAY_METHOD = "/arena.v1.Referee/Play"
+PlayStub = grpc.aio.StreamStreamMultiCallable[pb.BotMessage, pb.RefereeMessage]
+
+
+@dataclass
+class Decision:
+    """What the referee said about the current decision."""
+
+    request_id: int
+    move_time: float  # seconds for this decision before the bank is touched (0 = unlimited)
+    bank: float  # seconds left in the bank
+    received: float  # time.monotonic() when the request arrived
+    events: list[str] = field(default_factory=list)  # since the previous request, in notation
+
+    @property
+    def unlimited(self) -> bool:
+        """True when the match has no time limits (debug mode)."""
+        return self.move_time == 0 and self.bank == 0
+
+    def time_left(self, *, use_bank: bool = False, margin: float = 0.02) -> float:
+        """Seconds left for this decision (move time, plus the bank if ``use_bank``), minus a
+        safety margin for the trip back; ``inf`` without limits."""
+        if self.unlimited:
+            return float("inf")
+        budget = self.move_time + (self.bank if use_bank else 0.0)
+        return budget - margin - (time.monotonic() - self.received)
+
+
+class Bot:
+    """Base class of a bot.  Override :meth:`choose`; the other hooks are optional."""
+
+    name = "bot"
+    version = "1"
+
+    def __init__(self) -> None:
+        self.seat = -1
+        self.players = 0
+        self.match_id = ""
+        self.decision: Decision | None = None
+
+    def choose(self, state: State, legal: Sequence[Action]) -> Action | str:
+        """Return one of ``legal`` (an Action or its notation) for the state given."""
+        raise NotImplementedError("a bot must implement choose(state, legal)")
+
+    def on_match_start(self, welcome: pb.Welcome) -> None:
+        """Called when a match starts (``self.seat`` and ``self.players`` are set)."""
+
+    def on_match_end(self, result: pb.MatchResult) -> None:
+        """Called with the result of a match."""
+
+
+class ConnectError(RuntimeError):
+    """The referee refused the connection (bad token) or could not be reached."""
+
+
+def _arguments(argv: Sequence[str] | None) -> tuple[str, str]:
+    parser = argparse.ArgumentParser(description="Pool Arena bot")
+    parser.add_argument("--address", default=os.environ.get("ARENA_ADDRESS"), help="referee address")
+    parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN"), help="session token")
+    args, _ = parser.parse_known_args(argv)
+    if not args.address or not args.token:
+        parser.error("the referee address and token are required (--address/--token or ARENA_ADDRESS/TOKEN)")
+    return str(args.address), str(args.token)
+
+
+def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
+    """Connect and play until the referee says goodbye.  Returns the process exit status and
+    exits with it when called as the main entry point (``sys.exit(run(bot))`` is not needed)."""
+    address, token = _arguments(argv)
+    code = play(bot, address, token)
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def play(bot: Bot, address: str, token: str) -> int:
+    """Play streams on ``token`` until a goodbye (0) or a refusal (2)."""
+    return asyncio.run(_play(bot, address, token))
+
+
+async def _play(bot: Bot, address: str, token: str) -> int:
+    options = [("grpc.max_receive_message_length", 4 << 20)]
+    async with grpc.aio.insecure_channel(address, options=options) as channel:
+        stub = channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=pb.BotMessage.SerializeToString,
+            response_deserializer=pb.RefereeMessage.FromString,
+        )
+        streams = 0
+        while True:
+            try:
+                done = await _play_stream(bot, stub, token)
+            except grpc.aio.AioRpcError as exc:
+                if streams and exc.code() == grpc.StatusCode.UNAVAILABLE:
+                    return 0  # the referee went away after we played: nothing more to do
+                why = f"{exc.code().name}: {exc.details()}"
+                print(f"arena sdk: the referee refused or dropped the stream: {why}", file=sys.stderr)
+                return 2
+            streams += 1
+            if done:
+                return 0
+
+
+async def _play_stream(bot: Bot, stub: PlayStub, token: str) -> bool:
+    """One stream (one match).  Returns True when the referee said goodbye."""
+    call = stub(metadata=((TOKEN_KEY, token),))
+    await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
+    goodbye = False
+    while True:
+        message = await call.read()
+        if not isinstance(message, pb.RefereeMessage):  # grpc.aio.EOF
+            break
+        kind = message.WhichOneof("message")
+        if kind == "request":
+            await call.write(_answer(bot, message.request))
+        elif kind == "welcome":
+            w = message.welcome
+            bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
+            bot.on_match_start(w)
+        elif kind == "result":
+            bot.on_match_end(message.result)
+        elif kind == "goodbye":
+            goodbye = True
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        await call.done_writing()
+    return goodbye
+
+
+def _answer(bot: Bot, request: pb.DecisionRequest) -> pb.BotMessage:
+    received = time.monotonic()
+    state = state_from_pb(request.state)
+    legal = tuple(parse_action(a) for a in request.legal_actions)
+    events = [
+        e.throw if e.WhichOneof("event") == "throw" else f"seat {e.action.seat}: {e.action.action}"
+        for e in request.events
+    ]
+    bot.decision = Decision(
+        request.request_id, request.move_time_ms / 1000, request.bank_ms / 1000, received, events
+    )
+    action = bot.choose(state, legal)
+    return pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=str(action)))

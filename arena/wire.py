@@ -1,0 +1,95 @@
+"""Engine <-> protobuf conversion: the one module that knows both the engine and arena.v1."""
+
+from __future__ import annotations
+
+from arena.engine import State, scores
+from arena.engine.board import LOUNGERS, N_FACES, N_LOUNGERS, TRACK_NAMES, track_name
+from arena.engine.notation import parse_track
+from arena.engine.state import Phase
+from arena.v1 import arena_pb2 as pb
+
+PROTOCOL = "arena.v1"
+LOUNGER_NAMES = tuple(lo.name for lo in LOUNGERS)
+TRACK = TRACK_NAMES
+
+_PHASE_TO_PB = {
+    Phase.SETUP: pb.PHASE_SETUP,
+    Phase.THROW: pb.PHASE_THROW,
+    Phase.ROLL: pb.PHASE_ROLL,
+    Phase.ACTION: pb.PHASE_ACTION,
+    Phase.OVER: pb.PHASE_OVER,
+}
+_PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
+
+
+class WireError(ValueError):
+    """A protobuf message that does not describe a valid engine value."""
+
+
+def state_to_pb(state: State) -> pb.GameState:
+    """The full engine state as a GameState message."""
+    return pb.GameState(
+        players=state.players,
+        phase=_PHASE_TO_PB[state.phase],
+        seat=state.seat,
+        round=state.round,
+        turn=state.turn,
+        throw_no=state.throw_no,
+        dice_to_throw=state.dice,
+        kept=state.kept,
+        last_throw=state.last,
+        result=state.result,
+        lifeguard=track_name(state.guard),
+        towel=state.towel,
+        secured=state.secured,
+        figure=state.figure,
+        towels=state.towels,
+        figures=state.figures,
+        chips=state.chips,
+        scores=scores(state),
+        pool=state.pool,
+        final_round=state.final_round,
+    )
+
+
+def state_from_pb(msg: pb.GameState) -> State:
+    """The engine state a GameState message describes (what the SDK hands to bots).
+
+    Raises :class:`WireError` when array lengths or enum values are out of range.
+    """
+    n = msg.players
+    if not 2 <= n <= 4:
+        raise WireError(f"players must be 2..4, got {n}")
+    if not len(msg.towel) == len(msg.secured) == len(msg.figure) == N_LOUNGERS:
+        raise WireError(f"towel, secured and figure need {N_LOUNGERS} entries each")
+    if not len(msg.towels) == len(msg.figures) == len(msg.chips) == n:
+        raise WireError("towels, figures and chips need one entry per player")
+    if not len(msg.kept) == len(msg.last_throw) == len(msg.result) == N_FACES:
+        raise WireError(f"kept, last_throw and result need {N_FACES} counts each")
+    s = State.__new__(State)
+    try:
+        s.phase = _PHASE_FROM_PB[msg.phase]
+        s.guard = parse_track(msg.lifeguard)
+    except (KeyError, ValueError) as exc:
+        raise WireError(f"bad phase or lifeguard field: {exc}") from None
+    s.players = n
+    s.seat = msg.seat
+    s.round = msg.round
+    s.turn = msg.turn
+    s.throw_no = msg.throw_no
+    s.dice = msg.dice_to_throw
+    s.kept = tuple(msg.kept)
+    s.last = tuple(msg.last_throw)
+    s.result = tuple(msg.result)
+    s.towel = tuple(msg.towel)
+    s.secured = tuple(msg.secured)
+    s.figure = tuple(msg.figure)
+    s.towels = tuple(msg.towels)
+    s.figures = tuple(msg.figures)
+    s.chips = tuple(msg.chips)
+    s.pool = msg.pool
+    s.occupied = sum(1 for i in range(N_LOUNGERS) if s.secured[i] or s.figure[i] >= 0)
+    s.final_round = msg.final_round
+    s.termination = None
+    s._legal = None
+    return s

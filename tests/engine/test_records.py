@@ -1,0 +1,317 @@
+"""Game records (rules.md §6) and the ``arena engine`` CLI: determinism, exact replay, and
+rejection with the right line number and reason."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from engine_helpers import NO_GUARD_6, faces, setup
+
+from arena.engine import (
+    RecordWriter,
+    ReplayError,
+    apply,
+    apply_throw,
+    make_policy,
+    new_game,
+    outcome,
+    play_game,
+    replay,
+)
+
+ARENA = Path(sys.executable).parent / "arena"
+
+
+def game_record(players: int, seed: int, policy: str) -> str:
+    return play_game(seed, [make_policy(policy, seed, s) for s in range(players)]).record
+
+
+@pytest.fixture(scope="module")
+def record2() -> str:
+    return game_record(2, 7, "greedy")
+
+
+def lines_of(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def join(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def edit_line(text: str, n: int, **changes: object) -> str:
+    """The record with line ``n`` (1-based) changed as a JSON object."""
+    lines = lines_of(text)
+    obj = json.loads(lines[n - 1])
+    obj.update(changes)
+    lines[n - 1] = json.dumps(obj)
+    return join(lines)
+
+
+def first_line(text: str, pred) -> int:
+    return next(k for k, ln in enumerate(lines_of(text), start=1) if pred(json.loads(ln)))
+
+
+def rejected(text: str) -> ReplayError:
+    with pytest.raises(ReplayError) as info:
+        replay(text)
+    return info.value
+
+
+# --------------------------------------------------------------------------- determinism, format
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("policy", ["random", "greedy"])
+def test_section5_section6_same_seed_and_policy_give_the_same_record(players: int, policy: str) -> None:
+    a = game_record(players, 31, policy)
+    b = game_record(players, 31, policy)
+    assert a == b
+    assert a != game_record(players, 32, policy)
+    rep = replay(a)
+    assert rep.header == {"game": "cool-am-pool", "rules": "1", "players": players, "seed": 31}
+
+
+def test_section6_record_layout(record2: str) -> None:
+    lines = lines_of(record2)
+    assert record2.endswith("\n")
+    assert json.loads(lines[0]) == {"game": "cool-am-pool", "rules": "1", "players": 2, "seed": 7}
+    events = [json.loads(ln) for ln in lines[1:-1]]
+    # 24 setup placements (R8), seat order, each with its legal list
+    for k, ev in enumerate(events[:24]):
+        assert ev["seat"] == k % 2 and ev["action"].startswith("place ")
+        assert len(ev["legal"]) == 24 - k
+        assert ev["action"] in ev["legal"]
+    assert "throw" in events[24] and len(events[24]["throw"].split(",")) == 6  # R9, R10
+    for ev in events:
+        assert set(ev) in ({"throw"}, {"seat", "legal", "action"}, {"seat", "legal", "action", "forced"})
+        if "forced" in ev:
+            assert ev["forced"] is True and len(ev["legal"]) == 1
+        elif "legal" in ev:
+            assert len(ev["legal"]) > 1
+    last = json.loads(lines[-1])
+    assert set(last) == {"scores", "placings", "termination"}
+    res = outcome(replay(record2).final)
+    assert last == {"scores": list(res.scores), "placings": list(res.placings), "termination": res.termination}
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_section6_replay_round_trip(players: int) -> None:
+    seed = 500 + players
+    game = play_game(seed, [make_policy("random", seed, s) for s in range(players)])
+    rep = replay(game.record)
+    assert rep.final == game.final
+    assert len(rep.states) == len(rep.events) + 1 == len(lines_of(game.record)) - 1
+    assert rep.result["scores"] == list(game.outcome.scores)
+    assert replay(lines_of(game.record)).final == game.final  # lines work as well as text
+    assert replay(game.record + "\n\n").final == game.final  # trailing blank lines are fine
+
+
+def test_section6_writer_records_any_throws_and_check_dice_off() -> None:
+    """A record of hand-made throws replays with check_dice=False, and not with the stream."""
+    writer = RecordWriter(2, 5)
+    s = new_game(2)
+    while not s.is_over:
+        if s.is_chance:
+            f = faces(NO_GUARD_6)[: s.dice]
+            writer.throw(f)
+            s = apply_throw(s, f)
+        else:
+            action = "stop" if s.phase.label == "roll" else ("pass" if s.phase.label == "action" else None)
+            action = action or f"place {s.seat and 'x' or ''}"
+            from engine_helpers import legal_texts
+
+            text = legal_texts(s)[0] if s.phase.label == "setup" else action
+            writer.decision(s, apply.__globals__["parse_action"](text))
+            s = apply(s, text)
+    writer.finish(s)
+    text = writer.text()
+    assert replay(text, check_dice=False).final == s
+    err = rejected(text)
+    assert err.line == 26 and "dice stream" in str(err)
+
+
+# --------------------------------------------------------------------------- rejection
+
+
+def test_section6_tampered_throw_is_rejected(record2: str) -> None:
+    n = first_line(record2, lambda o: "throw" in o)
+    assert n == 26  # header + 24 placements
+    original = json.loads(lines_of(record2)[n - 1])["throw"]
+    fake = "throw green,green,green,green,green,green"
+    assert fake != original
+    err = rejected(edit_line(record2, n, throw=fake))
+    assert err.line == n
+    assert "dice stream" in err.reason and "turn 1" in err.reason and "throw 1" in err.reason
+    assert str(err).startswith(f"line {n}:")
+
+
+def test_section6_wrong_number_of_dice_is_rejected(record2: str) -> None:
+    n = first_line(record2, lambda o: "throw" in o)
+    err = rejected(edit_line(record2, n, throw="throw green,red"))
+    assert err.line == n
+
+
+def test_section6_malformed_throw_text_is_rejected(record2: str) -> None:
+    n = first_line(record2, lambda o: "throw" in o)
+    err = rejected(edit_line(record2, n, throw="throw red,green,pink"))
+    assert err.line == n and "pink" in err.reason
+
+
+def test_section6_illegal_action_is_rejected(record2: str) -> None:
+    err = rejected(edit_line(record2, 3, action=json.loads(lines_of(record2)[1])["action"]))
+    assert err.line == 3
+    assert "illegal action" in err.reason and "already carries a towel" in err.reason
+    n = first_line(record2, lambda o: "action" in o and o["action"] in ("stop",) or "keep" in o.get("action", ""))
+    err = rejected(edit_line(record2, n, action="flip green-4a"))
+    assert err.line == n and "illegal action 'flip green-4a'" in err.reason and "phase roll" in err.reason
+
+
+def test_section6_malformed_action_is_rejected(record2: str) -> None:
+    for bad in ("flip nowhere", "keep red=1,green=1", "stop now", ""):
+        err = rejected(edit_line(record2, 30, action=bad))
+        assert err.line == 30
+        assert "malformed action" in err.reason
+
+
+def test_section6_wrong_seat_is_rejected(record2: str) -> None:
+    err = rejected(edit_line(record2, 3, seat=0))
+    assert err.line == 3 and "seat 0" in err.reason and "seat 1's decision" in err.reason
+
+
+def test_section6_wrong_legal_list_is_rejected(record2: str) -> None:
+    legal = json.loads(lines_of(record2)[1])["legal"]
+    err = rejected(edit_line(record2, 2, legal=legal[:-1]))
+    assert err.line == 2 and "legal actions" in err.reason
+    err = rejected(edit_line(record2, 2, legal=list(reversed(legal))))
+    assert err.line == 2 and "legal actions" in err.reason
+
+
+def test_section6_wrong_scores_placings_termination_are_rejected(record2: str) -> None:
+    last = len(lines_of(record2))
+    result = json.loads(lines_of(record2)[-1])
+    err = rejected(edit_line(record2, last, scores=[s + 1 for s in result["scores"]]))
+    assert err.line == last and "scores" in err.reason
+    err = rejected(edit_line(record2, last, placings=[9, 9]))
+    assert err.line == last and "placings" in err.reason
+    other = "round-cap" if result["termination"] == "normal" else "normal"
+    err = rejected(edit_line(record2, last, termination=other))
+    assert err.line == last and "termination" in err.reason
+
+
+def test_section6_truncated_record_is_rejected(record2: str) -> None:
+    lines = lines_of(record2)
+    err = rejected(join(lines[:-1]))
+    assert err.line == len(lines) - 1 and "without a result line" in err.reason
+    err = rejected(join(lines[:40]))
+    assert err.line == 40 and "without a result line" in err.reason
+    # a result line before the game is over
+    err = rejected(join([*lines[:40], lines[-1]]))
+    assert err.line == 41 and "before the game is over" in err.reason
+
+
+def test_section6_nothing_after_the_result_line(record2: str) -> None:
+    lines = lines_of(record2)
+    err = rejected(join([*lines, lines[-2]]))
+    assert err.line == len(lines) + 1 and "nothing may follow" in err.reason
+
+
+def test_section6_non_json_line_is_rejected(record2: str) -> None:
+    lines = lines_of(record2)
+    for bad in ('{"seat": 0, "legal": [', "not json", "[1, 2]"):
+        err = rejected(join([*lines[:4], bad, *lines[5:]]))
+        assert err.line == 5
+        assert "JSON" in err.reason
+    err = rejected(join([*lines[:4], '{"foo": 1}', *lines[5:]]))
+    assert err.line == 5 and "expected a throw" in err.reason
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"rules": "2"}, "rules version"),
+        ({"rules": 1}, "rules version"),
+        ({"players": 5}, "players"),
+        ({"players": 1}, "players"),
+        ({"players": "2"}, "players"),
+        ({"game": "chess"}, "not a cool-am-pool record"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 2**63}, "seed"),
+    ],
+)
+def test_section6_bad_header_is_rejected(record2: str, change: dict, why: str) -> None:
+    err = rejected(edit_line(record2, 1, **change))
+    assert err.line == 1 and why in err.reason
+
+
+def test_section6_empty_record_is_rejected() -> None:
+    err = rejected("")
+    assert err.line == 0 and "empty" in err.reason
+
+
+def test_section6_header_seed_must_match_the_dice(record2: str) -> None:
+    err = rejected(edit_line(record2, 1, seed=8))
+    assert err.line == 26 and "seed 8" in err.reason
+
+
+def test_section6_decision_when_a_throw_is_due(record2: str) -> None:
+    lines = lines_of(record2)
+    err = rejected(join([*lines[:25], lines[26], *lines[25:]]))
+    assert err.line == 26 and "throw of 6 dice is due" in err.reason
+
+
+def test_r9_replay_state_after_setup() -> None:
+    """The replayed state after the last placement equals the state built by hand."""
+    text = game_record(2, 3, "greedy")
+    rep = replay(text)
+    s = new_game(2)
+    for ev in rep.events[:24]:
+        s = apply(s, ev["action"])
+    assert rep.states[24] == s and s.seat == 0 and s.turn == 1
+    assert setup(2).phase == s.phase
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def run_arena(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ARENA), *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize(("players", "seed", "policy"), [(2, 5, "greedy"), (3, 6, "random"), (4, 7, "greedy,random,greedy,random")])
+def test_cli_play_verify_show(tmp_path: Path, players: int, seed: int, policy: str) -> None:
+    out = tmp_path / "game.jsonl"
+    res = run_arena("engine", "play", "--players", str(players), "--seed", str(seed), "--policy", policy, "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    text = out.read_text(encoding="utf-8")
+    names = policy.split(",") if "," in policy else [policy] * players
+    assert text == play_game(seed, [make_policy(n, seed, s) for s, n in enumerate(names)]).record
+    res = run_arena("engine", "verify", str(out))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("OK")
+    result = json.loads(lines_of(text)[-1])
+    res = run_arena("engine", "show", str(out))
+    assert res.returncode == 0, res.stderr
+    assert (
+        f"result: scores {result['scores']}, placings {result['placings']}, "
+        f"termination {result['termination']}"
+    ) in res.stdout
+
+
+def test_cli_verify_reports_the_broken_line(tmp_path: Path) -> None:
+    out = tmp_path / "game.jsonl"
+    assert run_arena("engine", "play", "--players", "2", "--seed", "9", "--out", str(out)).returncode == 0
+    text = out.read_text(encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(edit_line(text, 3, seat=0), encoding="utf-8")
+    res = run_arena("engine", "verify", str(bad))
+    assert res.returncode == 1
+    assert "line 3" in res.stderr
+    assert "OK" not in res.stdout
+    bad.write_text(join(lines_of(text)[:-1]), encoding="utf-8")
+    res = run_arena("engine", "verify", str(bad))
+    assert res.returncode == 1 and f"line {len(lines_of(text)) - 1}" in res.stderr

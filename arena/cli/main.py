@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import engine_cmd
+from . import engine_cmd, match_cmd
 
 app = typer.Typer(
     help="Pool Arena: tournaments and bot matches for the dice game Cool am Pool.",
@@ -12,6 +12,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(engine_cmd.app, name="engine")
+app.command(name="match")(match_cmd.match)
 
 
 def main() -> None:

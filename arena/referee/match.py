@@ -233,7 +233,7 @@ class Match:
         if closed.reason in (Reason.DISCONNECTED, Reason.STALLED) and self.probe is not None:
             probed = self.probe(seat)
             if probed is not None:
-                return probed[0], f"{probed[1]} ({closed.detail})"
+                return probed[0], f"{probed[1]}; the stream ended: {closed.detail}"
         return closed.reason, closed.detail
 
     async def _decide(self, state: State) -> tuple[Action, dict[str, Any]]:

@@ -53,7 +53,7 @@ class SessionRegistry:
 
     def mint(self, name: str, *, persistent: bool = False) -> BotSession:
         """A new session with a fresh token."""
-        session = BotSession(name=name, token=secrets.token_urlsafe(24), persistent=persistent)
+        session = BotSession(name=name, token="at_" + secrets.token_urlsafe(24), persistent=persistent)
         self._by_token[session.token] = session
         return session
 

@@ -3,7 +3,7 @@
 The interpreter comes from the file's shebang, else from its extension (``.py`` runs under the
 arena's own Python, ``.js``/``.mjs`` under ``node``, ``.sh`` under ``bash``), else the file must be
 executable.  The bot gets the referee address and its token both as flags
-(``--address ADDR --token TOKEN``) and as environment variables (``ARENA_ADDRESS``,
+(``--address=ADDR --token=TOKEN``) and as environment variables (``ARENA_ADDRESS``,
 ``ARENA_TOKEN``).  It runs in its own process group; its stdout and stderr are captured to
 bounded log files (and the last few KiB kept in memory as evidence).
 """
@@ -131,7 +131,7 @@ class BotProcess:
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         env.update(self.extra_env)
         env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=self.name)
-        argv = [*self.command, "--address", address, "--token", token]
+        argv = [*self.command, f"--address={address}", f"--token={token}"]
         out_sink = err_sink = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import grpc
+from google.protobuf.message import Message
 
 from arena.engine import Action, State, parse_action
 from arena.v1 import arena_pb2 as pb
@@ -40,7 +41,7 @@ from arena.wire import state_from_pb
 
 TOKEN_KEY = "arena-token"
 PLAY_METHOD = "/arena.v1.Referee/Play"
-PlayStub = grpc.aio.StreamStreamMultiCallable[pb.BotMessage, pb.RefereeMessage]
+PlayStub = grpc.aio.StreamStreamMultiCallable[Message, pb.RefereeMessage]
 
 
 @dataclass

@@ -9,7 +9,7 @@ import sys
 import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _raw import answer, channel, open_stream  # noqa: E402
+from _raw import answer, channel, open_stream
 
 
 async def intrude(ch, token, label):

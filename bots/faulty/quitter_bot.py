@@ -5,9 +5,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fault_at  # noqa: E402
+from _common import fault_at
 
-from arena.sdk import Bot, run  # noqa: E402
+from arena.sdk import Bot, run
 
 
 class QuitterBot(Bot):

@@ -6,7 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _raw import answer, channel, open_stream  # noqa: E402
+from _raw import answer, channel, open_stream
 
 
 async def main():

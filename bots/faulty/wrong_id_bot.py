@@ -6,8 +6,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import fault_at  # noqa: E402
-from _raw import answer, channel, open_stream  # noqa: E402
+from _common import fault_at
+from _raw import answer, channel, open_stream
 
 
 async def main():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import engine_cmd, match_cmd
+from . import bots_cmd, engine_cmd, leaderboard_cmd, match_cmd, tournament_cmd
 
 app = typer.Typer(
     help="Pool Arena: tournaments and bot matches for the dice game Cool am Pool.",
@@ -13,6 +13,9 @@ app = typer.Typer(
 )
 app.add_typer(engine_cmd.app, name="engine")
 app.command(name="match")(match_cmd.match)
+app.add_typer(bots_cmd.app, name="bots")
+app.add_typer(tournament_cmd.app, name="tournament")
+app.add_typer(leaderboard_cmd.app, name="leaderboard")
 
 
 def main() -> None:

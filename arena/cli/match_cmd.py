@@ -17,6 +17,7 @@ from arena.matchrunner import BotSpec, play_local_match, resolve_bot
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError
+from arena.termui import make_console
 
 
 def match(
@@ -42,7 +43,7 @@ def match(
     specs = _unique_names(specs)
     seed = random.randrange(SEED_LIMIT) if seed is None else seed
     control = TimeControl(unlimited=True) if unlimited else TimeControl(move_time, bank)
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     match_id = f"m{seed % 10**8:08d}-{random.randrange(16**4):04x}"
     console.print(
         f"match {match_id}: {' vs '.join(s.name for s in specs)}  seed {seed}  {control.describe()}"
@@ -59,7 +60,7 @@ def match(
     path = out or Path("replays") / f"{match_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(result.replay, encoding="utf-8")
-    Console().print(result_table(result))
+    make_console().print(result_table(result))
     for f in result.forfeits:
         console.print(f"seat {f.seat} forfeited: {f.reason}: {f.detail}")
     console.print(f"replay: {path}   bot logs: {logs}/")

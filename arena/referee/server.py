@@ -165,6 +165,10 @@ class RefereeServer:
             )
         session = self.registry.lookup(token or "")
         if session is None:
+            if self.registry.retired(token or "") is not None:
+                # A persistent bot reconnecting after its last match: tell it to leave.
+                yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
+                return
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or expired token")
             return
         if session.stream_open:
@@ -178,6 +182,7 @@ class RefereeServer:
         try:
             assignment = await session.assignments.get()
             if assignment is None:
+                self.registry.retired(session.token)  # the goodbye is delivered: owed no more
                 yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
                 return
             link = assignment.match.attach(assignment.seat)

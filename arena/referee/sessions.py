@@ -50,6 +50,9 @@ class SessionRegistry:
 
     def __init__(self) -> None:
         self._by_token: dict[str, BotSession] = {}
+        # Revoked persistent sessions whose bot may be between two streams: its next stream
+        # is told goodbye (once) instead of being refused.
+        self._retired: dict[str, BotSession] = {}
 
     def mint(self, name: str, *, persistent: bool = False) -> BotSession:
         """A new session with a fresh token."""
@@ -64,8 +67,18 @@ class SessionRegistry:
             return None
         return session
 
+    def retired(self, token: str) -> BotSession | None:
+        """The revoked persistent session of ``token`` if its goodbye is still owed (only once)."""
+        session = self._retired.pop(token, None)
+        if session is None or not secrets.compare_digest(session.token, token):
+            return None
+        return session
+
     def revoke(self, session: BotSession) -> None:
-        """Invalidate the token: later streams with it are refused as unauthenticated."""
+        """Invalidate the token: later streams with it are refused as unauthenticated (except
+        that a persistent session's next stream gets the Goodbye it would have waited for)."""
         session.revoked = True
         self._by_token.pop(session.token, None)
+        if session.persistent:
+            self._retired[session.token] = session
         session.close()

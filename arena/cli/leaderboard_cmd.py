@@ -1,0 +1,35 @@
+"""``arena leaderboard``: print ratings, and publish standing leaderboards."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from arena.leaderboard import SYSTEMS, leaderboard, render
+from arena.termui import make_console
+
+from .common import database, fail
+
+app = typer.Typer(
+    help="Ratings with intervals; standing leaderboards in leaderboards/.", invoke_without_command=True
+)
+
+
+@app.callback()
+def show(
+    ctx: typer.Context,
+    tournament: Annotated[int | None, typer.Option(help="only this tournament's matches")] = None,
+    system: Annotated[str, typer.Option(help="pl (default), elo or openskill")] = "pl",
+) -> None:
+    """Print the leaderboard over all finished matches (or one tournament)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if system not in SYSTEMS:
+        raise typer.BadParameter(f"choose from {', '.join(SYSTEMS)}", param_hint="--system")
+    with database() as db:
+        rows = leaderboard(db, tournament_id=tournament, system=system)
+    if not rows:
+        raise fail("no finished matches yet; run 'arena tournament run ...' first")
+    title = f"Tournament {tournament}" if tournament is not None else "All matches"
+    make_console().print(render(rows, system, title))

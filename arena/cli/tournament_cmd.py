@@ -1,0 +1,208 @@
+"""``arena tournament``: create, run, resume and inspect tournaments."""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from arena.engine.chance import SEED_LIMIT
+from arena.leaderboard import leaderboard, render, store_ratings
+from arena.store.db import Database
+from arena.store.tournaments import get_tournament, list_tournaments, status_counts
+from arena.termui import make_console
+from arena.tournament.display import TournamentDisplay
+from arena.tournament.runner import default_jobs, run_tournament
+from arena.tournament.service import FORMATS, create
+
+from .common import database, fail
+
+app = typer.Typer(help="Round-robin and gauntlet tournaments with duplicate dice.", no_args_is_help=True)
+
+BotsArg = Annotated[list[str], typer.Argument(help="registered bots: NAME or NAME@VERSION")]
+FormatOpt = Annotated[str, typer.Option("--format", help="round-robin or gauntlet")]
+TablesOpt = Annotated[str, typer.Option("--tables", help="players per table, e.g. 2 or 2,4")]
+GamesOpt = Annotated[
+    int, typer.Option(min=1, help="seeds per table; each is played under every seat rotation")
+]
+SeedOpt = Annotated[
+    int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="tournament seed (default: random)")
+]
+MoveOpt = Annotated[float, typer.Option(min=0.001, help="seconds per decision")]
+BankOpt = Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")]
+JobsOpt = Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")]
+CandOpt = Annotated[str | None, typer.Option(help="gauntlet: the bot that plays against the field")]
+NameOpt = Annotated[str | None, typer.Option(help="a name for the tournament")]
+
+
+def _tables(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise typer.BadParameter(
+            f"expected sizes like 2 or 2,4, got {text!r}", param_hint="--tables"
+        ) from None
+    if any(not 2 <= k <= 4 for k in sizes) or len(set(sizes)) != len(sizes):
+        raise typer.BadParameter("table sizes are distinct numbers from 2 to 4", param_hint="--tables")
+    return sizes
+
+
+def _create(
+    db: Database,
+    bots: list[str],
+    fmt: str,
+    tables: str,
+    games: int,
+    seed: int | None,
+    move_time: float,
+    bank: float,
+    candidate: str | None,
+    name: str | None,
+) -> int:
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"choose {' or '.join(FORMATS)}", param_hint="--format")
+    t = create(
+        db,
+        bots,
+        fmt=fmt,
+        table_sizes=_tables(tables),
+        games=games,
+        seed=random.randrange(SEED_LIMIT) if seed is None else seed,
+        move_time=move_time,
+        bank=bank,
+        candidate=candidate,
+        name=name,
+    )
+    assert t.id is not None
+    total = sum(status_counts(db, t.id).values())
+    typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}", err=True)
+    return t.id
+
+
+def _run(db: Database, tournament_id: int, jobs: int | None) -> None:
+    t = get_tournament(db, tournament_id)
+    jobs = jobs or default_jobs()
+    with TournamentDisplay(f"tournament {tournament_id}") as display:
+        try:
+            run_tournament(db, tournament_id, jobs=jobs, progress=display)
+        except KeyboardInterrupt:
+            raise fail(f"interrupted; resume with 'arena tournament resume {tournament_id}'", 130) from None
+    counts = status_counts(db, tournament_id)
+    rows = leaderboard(db, tournament_id=tournament_id, system="pl")
+    store_ratings(db, rows, "pl", f"tournament:{tournament_id}")
+    make_console().print(render(rows, "pl", f"Tournament {tournament_id}: {t.name}"))
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    typer.echo(f"matches: {summary}. Replays: 'arena replays list --tournament {tournament_id}'.", err=True)
+
+
+@app.command("run")
+def run(
+    bots: BotsArg,
+    fmt: FormatOpt = "round-robin",
+    tables: TablesOpt = "2",
+    games: GamesOpt = 2,
+    seed: SeedOpt = None,
+    move_time: MoveOpt = 1.0,
+    bank: BankOpt = 10.0,
+    jobs: JobsOpt = None,
+    candidate: CandOpt = None,
+    name: NameOpt = None,
+) -> None:
+    """Create a tournament and run it to the end, then print its leaderboard."""
+    with database() as db:
+        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name)
+        _run(db, tid, jobs)
+
+
+@app.command("create")
+def create_(
+    bots: BotsArg,
+    fmt: FormatOpt = "round-robin",
+    tables: TablesOpt = "2",
+    games: GamesOpt = 2,
+    seed: SeedOpt = None,
+    move_time: MoveOpt = 1.0,
+    bank: BankOpt = 10.0,
+    candidate: CandOpt = None,
+    name: NameOpt = None,
+) -> None:
+    """Create a tournament (all matches queued) and print its id; start it with 'start ID'."""
+    with database() as db:
+        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name)
+    typer.echo(tid)
+
+
+@app.command("start")
+def start(
+    tournament_id: Annotated[int, typer.Argument(help="tournament id")],
+    jobs: JobsOpt = None,
+) -> None:
+    """Run a created tournament's queued matches."""
+    with database() as db:
+        _run(db, tournament_id, jobs)
+
+
+@app.command("resume")
+def resume(
+    tournament_id: Annotated[int, typer.Argument(help="tournament id")],
+    jobs: JobsOpt = None,
+) -> None:
+    """Finish an interrupted tournament: unfinished matches are played, finished ones kept."""
+    with database() as db:
+        _run(db, tournament_id, jobs)
+
+
+@app.command("list")
+def list_() -> None:
+    """List tournaments, newest first."""
+    with database() as db:
+        items = list_tournaments(db)
+    if not items:
+        typer.echo("no tournaments yet; start one with 'arena tournament run BOT BOT ...'")
+        return
+    table = Table(title="tournaments")
+    for col in (
+        "id",
+        "name",
+        "format",
+        "tables",
+        "status",
+        "finished",
+        "queued",
+        "running",
+        "failed",
+        "created",
+    ):
+        table.add_column(col)
+    for t, c in items:
+        table.add_row(
+            str(t.id),
+            t.name,
+            t.format,
+            t.table_sizes,
+            t.status,
+            str(c.get("finished", 0)),
+            str(c.get("queued", 0)),
+            str(c.get("running", 0)),
+            str(c.get("failed", 0)),
+            f"{t.created_at:%Y-%m-%d %H:%M}",
+        )
+    make_console().print(table)
+
+
+@app.command("show")
+def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) -> None:
+    """Show a tournament's settings, progress and standings."""
+    with database() as db:
+        t = get_tournament(db, tournament_id)
+        counts = status_counts(db, tournament_id)
+        rows = leaderboard(db, tournament_id=tournament_id)
+    typer.echo(
+        f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
+        f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank\n  status {t.status}; matches "
+        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    )
+    if rows:
+        make_console().print(render(rows, "pl", "standings"))

@@ -1,0 +1,108 @@
+"""The main job: a demo tournament of the sample bots on the embedded SQLite database.
+
+Registers the sample bots in ``bots/`` (new versions only when a file changed), runs a
+round robin with 2- and 4-player tables, every seat rotation and duplicate dice, prints the
+leaderboard with 95% intervals, and exports every replay as a JSON Lines file.
+
+Usage: ``python -m arena.demo [--games N] [--move-time S] [--jobs J]`` (``./dev demo``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import sys
+from pathlib import Path
+
+from sqlmodel import select
+
+from arena.leaderboard import leaderboard, render, store_ratings
+from arena.store.bots import DuplicateUploadError, add_bot
+from arena.store.db import Database, StoreError, arena_home
+from arena.store.models import Match, MatchStatus
+from arena.store.tournaments import load_replay, status_counts
+from arena.termui import make_console
+from arena.tournament.display import TournamentDisplay
+from arena.tournament.runner import default_jobs, run_tournament
+from arena.tournament.service import create
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = ("greedy", "invader", "search", "random")
+
+
+def register_samples(db: Database) -> list[str]:
+    """Register every sample bot present in bots/; return their names."""
+    names = []
+    for name in SAMPLES:
+        path = REPO / "bots" / f"{name}_bot.py"
+        if not path.exists():
+            continue
+        with contextlib.suppress(DuplicateUploadError):  # already registered, unchanged
+            add_bot(db, name, path)
+        names.append(name)
+    return names
+
+
+def export_replays(db: Database, tournament_id: int, folder: Path) -> int:
+    """Write every finished match's replay to ``folder/<match id>.jsonl``; return how many."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with db.session() as session:
+        ids = session.exec(
+            select(Match.id).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.FINISHED)
+        ).all()
+    for mid in ids:
+        assert mid is not None
+        (folder / f"match-{mid}.jsonl").write_text(load_replay(db, mid), encoding="utf-8")
+    return len(ids)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the demo; returns the exit status."""
+    parser = argparse.ArgumentParser(description="Pool Arena demo tournament of the sample bots")
+    parser.add_argument("--games", type=int, default=2, help="seeds per table (default 2)")
+    parser.add_argument("--move-time", type=float, default=0.2, help="seconds per decision (default 0.2)")
+    parser.add_argument("--jobs", type=int, default=default_jobs(), help="matches in parallel")
+    parser.add_argument("--seed", type=int, default=None, help="tournament seed (default: random)")
+    args = parser.parse_args(argv)
+    console = make_console()
+    try:
+        db = Database()
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    bots = register_samples(db)
+    seed = random.randrange(2**32) if args.seed is None else args.seed
+    t = create(
+        db,
+        bots,
+        table_sizes=(2, 4),
+        games=args.games,
+        seed=seed,
+        move_time=args.move_time,
+        bank=max(2.0, 10 * args.move_time),
+        name=f"demo: {', '.join(bots)}",
+    )
+    assert t.id is not None
+    total = sum(status_counts(db, t.id).values())
+    console.print(
+        f"Demo tournament {t.id}: {', '.join(bots)}; round robin with 2- and 4-player tables, every seat "
+        f"rotation, duplicate dice; {total} matches, {args.jobs} in parallel, "
+        f"{args.move_time:g}s per decision."
+    )
+    with TournamentDisplay(f"tournament {t.id}") as display:
+        run_tournament(db, t.id, jobs=args.jobs, progress=display)
+    rows = leaderboard(db, tournament_id=t.id, system="pl")
+    store_ratings(db, rows, "pl", f"tournament:{t.id}")
+    console.print(render(rows, "pl", f"Demo tournament {t.id}"))
+    counts = status_counts(db, t.id)
+    folder = arena_home() / "replays" / f"tournament-{t.id}"
+    n = export_replays(db, t.id, folder)
+    console.print(f"Matches: {dict(counts)}. Database: {db.url}")
+    console.print(f"Replays ({n}): {folder.resolve()}/  (check one: arena engine verify <file>)")
+    db.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

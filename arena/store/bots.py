@@ -1,0 +1,208 @@
+"""The bot registry: named bots and their immutable, content-addressed versions."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlmodel import Session, col, func, select
+
+from arena.sandbox import BotLaunchError, launch_command
+
+from .db import Database, StoreError, arena_home
+from .models import Bot, BotVersion, MatchSeat, utcnow
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+PYTHON = "{python}"  # stands for the arena's own interpreter in stored commands
+
+
+class BotRegistryError(StoreError):
+    """A registry request that cannot be done (bad name, bad file, ...)."""
+
+
+class UnknownBotError(BotRegistryError):
+    """No bot (or version) of that name."""
+
+
+class DuplicateUploadError(BotRegistryError):
+    """The uploaded file is identical to the bot's current version."""
+
+
+@dataclass(frozen=True)
+class BotInfo:
+    """A bot with its latest version and some statistics."""
+
+    bot: Bot
+    latest: BotVersion
+    versions: int
+    matches: int
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def stored_command(command: list[str]) -> str:
+    """The command as stored: the arena's interpreter replaced by a placeholder."""
+    return json.dumps([PYTHON if part == sys.executable else part for part in command])
+
+
+def command_of(version: BotVersion) -> list[str]:
+    """The argv that launches ``version`` on this machine."""
+    return [sys.executable if part == PYTHON else part for part in json.loads(version.command)]
+
+
+def _bot(session: Session, name: str, *, include_removed: bool = False) -> Bot:
+    bot = session.exec(select(Bot).where(Bot.name == name)).first()
+    if bot is None or (bot.removed_at is not None and not include_removed):
+        names = [b for b in session.exec(select(Bot.name).where(col(Bot.removed_at).is_(None))).all()]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see 'arena bots list'"
+        raise UnknownBotError(f"no bot named {name!r}{hint}")
+    return bot
+
+
+def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> BotVersion:
+    """Register ``path`` as the newest version of bot ``name`` (creating the bot if needed).
+
+    The file is copied into the content-addressed artifact store, so later changes to ``path``
+    do not change the version.  Raises :class:`BotRegistryError` for a bad name or file and
+    :class:`DuplicateUploadError` when the file equals the current version.
+    """
+    if not NAME_RE.match(name):
+        raise BotRegistryError(
+            f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)"
+        )
+    path = Path(path)
+    try:
+        launch_command(path)
+    except BotLaunchError as exc:
+        raise BotRegistryError(str(exc)) from None
+    digest = sha256_file(path)
+    store = arena_home() / "artifacts" / digest
+    target = store / path.name
+    if not target.exists():
+        store.mkdir(parents=True, exist_ok=True)
+        tmp = store / f".{path.name}.tmp"
+        shutil.copyfile(path, tmp)
+        mode = os.stat(path).st_mode
+        os.chmod(tmp, (mode | stat.S_IRUSR) & ~(stat.S_IWGRP | stat.S_IWOTH))
+        os.replace(tmp, target)
+    command = stored_command(launch_command(target))
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        if bot is None:
+            bot = Bot(name=name)
+            session.add(bot)
+            session.flush()
+        elif bot.removed_at is not None:
+            bot.removed_at = None
+        assert bot.id is not None
+        latest = session.exec(
+            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+        ).first()
+        if latest is not None and latest.sha256 == digest:
+            raise DuplicateUploadError(
+                f"{path} is identical to {name} version {latest.version} "
+                f"(sha256 {digest[:12]}); nothing added"
+            )
+        version = BotVersion(
+            bot_id=bot.id,
+            version=(latest.version + 1) if latest else 1,
+            sha256=digest,
+            filename=path.name,
+            artifact=str(target.resolve()),
+            command=command,
+            persistent=persistent,
+        )
+        session.add(version)
+        session.flush()
+        session.refresh(version)
+        return version
+
+
+def list_bots(db: Database, *, include_removed: bool = False) -> list[BotInfo]:
+    """Every bot with its latest version, by name."""
+    with db.session() as session:
+        query = select(Bot).order_by(Bot.name)
+        if not include_removed:
+            query = query.where(col(Bot.removed_at).is_(None))
+        out = []
+        for bot in session.exec(query).all():
+            versions = session.exec(
+                select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+            ).all()
+            if not versions:
+                continue
+            ids = [v.id for v in versions]
+            matches = session.exec(
+                select(func.count()).select_from(MatchSeat).where(col(MatchSeat.bot_version_id).in_(ids))
+            ).one()
+            out.append(BotInfo(bot, versions[0], len(versions), int(matches)))
+        return out
+
+
+def bot_versions(db: Database, name: str) -> tuple[Bot, list[BotVersion]]:
+    """A bot (also a removed one) and all its versions, newest first."""
+    with db.session() as session:
+        bot = _bot(session, name, include_removed=True)
+        versions = session.exec(
+            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+        ).all()
+        return bot, list(versions)
+
+
+def remove_bot(db: Database, name: str) -> Bot:
+    """Hide a bot from listings and new tournaments; its versions and results are kept."""
+    with db.session() as session:
+        bot = _bot(session, name)
+        bot.removed_at = utcnow()
+        session.add(bot)
+        return bot
+
+
+def resolve_version(db: Database, ref: str) -> BotVersion:
+    """``name`` (its latest version) or ``name@N``; :class:`UnknownBotError` otherwise."""
+    name, _, ver = ref.partition("@")
+    with db.session() as session:
+        bot = _bot(session, name)
+        query = select(BotVersion).where(BotVersion.bot_id == bot.id)
+        if ver:
+            if not ver.isdigit():
+                raise UnknownBotError(f"bad version in {ref!r}: use name@N with a number N")
+            query = query.where(BotVersion.version == int(ver))
+        version = session.exec(query.order_by(col(BotVersion.version).desc())).first()
+        if version is None:
+            raise UnknownBotError(f"{name} has no version {ver}; see 'arena bots show {name}'")
+        return version
+
+
+def version_names(db: Database, ids: list[int]) -> dict[int, str]:
+    """Display names (``name`` or ``name@N`` when several versions exist) by version id."""
+    with db.session() as session:
+        rows = session.exec(
+            select(BotVersion, Bot)
+            .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+            .where(col(BotVersion.id).in_(ids))
+        ).all()
+        counts: dict[int, int] = {}
+        for v, _b in rows:
+            counts[v.bot_id] = counts.get(v.bot_id, 0) + 1
+        out = {}
+        for v, b in rows:
+            assert v.id is not None
+            out[v.id] = b.name if counts[v.bot_id] == 1 else f"{b.name}@{v.version}"
+        return out

@@ -1,0 +1,140 @@
+"""The database tables (SQLModel).  No game logic lives here.
+
+Status machine of a match: ``queued`` -> ``running`` -> ``finished`` | ``failed``; a ``running``
+match whose coordinator died is put back to ``queued`` on resume.  A finished match's seats and
+replay are written in the same transaction as its status, so a match is either wholly finished
+or not at all.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import BigInteger, Column, LargeBinary, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware in UTC (stored as UTC)."""
+    return datetime.now(UTC)
+
+
+class MatchStatus:
+    """The closed set of match states."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+class Bot(SQLModel, table=True):
+    """A named bot; its code lives in immutable versions."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True, max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+    removed_at: datetime | None = None
+
+
+class BotVersion(SQLModel, table=True):
+    """One immutable upload of a bot: the artifact's hash and how to launch it."""
+
+    __table_args__ = (UniqueConstraint("bot_id", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int = Field(foreign_key="bot.id", index=True)
+    version: int
+    sha256: str = Field(index=True, max_length=64)
+    filename: str = Field(max_length=255)
+    artifact: str  # path of the stored copy (content-addressed), or "" for a remote bot
+    command: str  # JSON list: the interpreter argv prefix; the artifact path is appended
+    kind: str = Field(default="local", max_length=16)  # "local" or "remote"
+    persistent: bool = True  # may be kept running across matches
+    token_hash: str | None = Field(default=None, max_length=64)  # remote bots: sha256 of the token
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Tournament(SQLModel, table=True):
+    """A tournament: its format, its field, its time control and its status."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=128)
+    format: str = Field(max_length=32)  # "round-robin" or "gauntlet"
+    table_sizes: str = Field(max_length=16)  # e.g. "2" or "2,4": players per table
+    games: int  # distinct seeds per table (each played under every seat rotation)
+    seed: int = Field(sa_column=Column(BigInteger, nullable=False))  # seeds go up to 2**63 - 1
+    move_time: float
+    bank: float
+    status: str = Field(default="created", max_length=16)  # created, running, finished
+    config: str = "{}"  # JSON: everything needed to re-create the schedule
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+
+
+class TournamentEntry(SQLModel, table=True):
+    """A bot version taking part in a tournament."""
+
+    tournament_id: int = Field(foreign_key="tournament.id", primary_key=True)
+    bot_version_id: int = Field(foreign_key="botversion.id", primary_key=True)
+    role: str = Field(default="field", max_length=16)  # "field" or "candidate" (gauntlet)
+
+
+class Match(SQLModel, table=True):
+    """One scheduled match of a tournament (or a stand-alone match)."""
+
+    __table_args__ = (UniqueConstraint("tournament_id", "ordinal"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int | None = Field(default=None, foreign_key="tournament.id", index=True)
+    ordinal: int  # position in the tournament's schedule
+    seed: int = Field(sa_column=Column(BigInteger, nullable=False))
+    group_key: str = Field(default="", max_length=64, index=True)  # duplicate-dice set
+    status: str = Field(default=MatchStatus.QUEUED, max_length=16, index=True)
+    termination: str | None = Field(default=None, max_length=16, index=True)
+    attempts: int = 0
+    error: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = Field(default=None, index=True)
+    duration: float | None = None
+
+
+class MatchSeat(SQLModel, table=True):
+    """One seat of a match: who sat there and how it went."""
+
+    match_id: int = Field(foreign_key="match.id", primary_key=True)
+    seat: int = Field(primary_key=True)
+    bot_version_id: int = Field(foreign_key="botversion.id", index=True)
+    score: int | None = None
+    placing: int | None = None
+    termination: str | None = Field(default=None, max_length=32)
+    detail: str | None = None
+    think_total: float | None = None
+    think_max: float | None = None
+    decisions: int | None = None
+
+
+class Replay(SQLModel, table=True):
+    """A match's replay: zlib-compressed JSON Lines and the sha256 of the uncompressed text."""
+
+    match_id: int = Field(foreign_key="match.id", primary_key=True)
+    sha256: str = Field(max_length=64)
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class RatingRow(SQLModel, table=True):
+    """A rating as computed at one time (the history is every row ever written)."""
+
+    __tablename__ = "rating"
+
+    id: int | None = Field(default=None, primary_key=True)
+    system: str = Field(max_length=16, index=True)  # elo, openskill, pl
+    scope: str = Field(default="all", max_length=32, index=True)  # "all" or "tournament:<id>"
+    bot_version_id: int = Field(foreign_key="botversion.id", index=True)
+    rating: float
+    lo: float
+    hi: float
+    games: int
+    computed_at: datetime = Field(default_factory=utcnow, index=True)

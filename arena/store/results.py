@@ -1,0 +1,101 @@
+"""Finished results as inputs for ratings and leaderboards (read-only queries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlmodel import col, select
+
+from arena.ratings.results import GameResult
+
+from .bots import version_names
+from .db import Database
+from .models import Match, MatchSeat, MatchStatus
+
+FORFEIT_REASONS = frozenset(
+    {"timeout", "illegal-action", "malformed-action", "disconnected", "crashed", "stalled", "no-show"}
+)
+
+
+@dataclass
+class BotStats:
+    """Per bot version: games, wins (1st place, shared or not), mean score, forfeits."""
+
+    name: str
+    games: int = 0
+    wins: int = 0
+    score_total: int = 0
+    timeouts: int = 0
+    forfeits: int = 0
+    think_total: float = 0.0
+    decisions: int = 0
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def mean_score(self) -> float:
+        """Average points per game."""
+        return self.score_total / self.games if self.games else 0.0
+
+
+def _finished(db: Database, tournament_id: int | None) -> tuple[list[Match], dict[int, list[MatchSeat]]]:
+    with db.session() as session:
+        query = select(Match).where(Match.status == MatchStatus.FINISHED)
+        if tournament_id is not None:
+            query = query.where(Match.tournament_id == tournament_id)
+        matches = list(session.exec(query.order_by(col(Match.finished_at), col(Match.id))).all())
+        ids = [m.id for m in matches]
+        seats: dict[int, list[MatchSeat]] = {}
+        for chunk in range(0, len(ids), 500):
+            part = ids[chunk : chunk + 500]
+            for s in session.exec(
+                select(MatchSeat).where(col(MatchSeat.match_id).in_(part)).order_by(col(MatchSeat.seat))
+            ).all():
+                seats.setdefault(s.match_id, []).append(s)
+        return matches, seats
+
+
+def game_results(db: Database, tournament_id: int | None = None) -> list[GameResult]:
+    """Every finished match (of one tournament, or all) as a rating input, in finishing order.
+
+    Players are bot-version display names; the duplicate-dice group is the match's table and seed.
+    """
+    matches, seats = _finished(db, tournament_id)
+    names = version_names(db, sorted({s.bot_version_id for ss in seats.values() for s in ss}))
+    out = []
+    for m in matches:
+        assert m.id is not None
+        ss = seats.get(m.id, [])
+        if len(ss) < 2 or any(s.placing is None for s in ss):
+            continue
+        out.append(
+            GameResult(
+                players=tuple(names[s.bot_version_id] for s in ss),
+                placings=tuple(int(s.placing or 0) for s in ss),
+                scores=tuple(float(s.score or 0) for s in ss),
+                game_id=str(m.id),
+                group=f"{m.tournament_id}:{m.group_key}",
+            )
+        )
+    return out
+
+
+def bot_stats(db: Database, tournament_id: int | None = None) -> dict[str, BotStats]:
+    """Per bot version display name: the counts a leaderboard shows."""
+    _, seats = _finished(db, tournament_id)
+    names = version_names(db, sorted({s.bot_version_id for ss in seats.values() for s in ss}))
+    stats: dict[str, BotStats] = {}
+    for ss in seats.values():
+        for s in ss:
+            name = names[s.bot_version_id]
+            st = stats.setdefault(name, BotStats(name))
+            st.games += 1
+            st.wins += 1 if s.placing == 1 else 0
+            st.score_total += s.score or 0
+            st.think_total += s.think_total or 0.0
+            st.decisions += s.decisions or 0
+            if s.termination in FORFEIT_REASONS:
+                st.forfeits += 1
+                st.by_reason[s.termination] = st.by_reason.get(s.termination, 0) + 1
+                if s.termination == "timeout":
+                    st.timeouts += 1
+    return stats

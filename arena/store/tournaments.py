@@ -1,0 +1,298 @@
+"""Tournaments, their matches and replays in the database (the coordinator is the one writer)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import col, select
+
+from arena.referee import MatchResult
+
+from .bots import command_of
+from .db import Database, StoreError
+from .models import (
+    Bot,
+    BotVersion,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Replay,
+    Tournament,
+    TournamentEntry,
+    utcnow,
+)
+
+
+class UnknownTournamentError(StoreError):
+    """No tournament with that id."""
+
+
+class UnknownMatchError(StoreError):
+    """No match with that id."""
+
+
+class CorruptReplayError(StoreError):
+    """A stored replay whose bytes do not decompress or do not match their hash."""
+
+
+@dataclass(frozen=True)
+class SeatTask:
+    """What a worker needs to launch one seat's bot."""
+
+    version_id: int
+    name: str
+    command: tuple[str, ...]
+    persistent: bool
+
+
+@dataclass(frozen=True)
+class MatchTask:
+    """Everything a worker needs to play one match (picklable)."""
+
+    match_id: int
+    tournament_id: int
+    seed: int
+    seats: tuple[SeatTask, ...]
+    move_time: float
+    bank: float
+
+    @property
+    def key(self) -> str:
+        """A readable, unique match name: ``t3-m17``."""
+        return f"t{self.tournament_id}-m{self.match_id}"
+
+
+def create_tournament(
+    db: Database,
+    *,
+    name: str,
+    fmt: str,
+    versions: list[BotVersion],
+    table_sizes: list[int],
+    games: int,
+    seed: int,
+    move_time: float,
+    bank: float,
+    schedule: list[tuple[int, str, tuple[int, ...]]],
+    config: dict[str, Any] | None = None,
+) -> Tournament:
+    """Store a tournament and its whole schedule (``(seed, group, seating)`` with seating as
+    indices into ``versions``), every match queued."""
+    with db.session() as session:
+        t = Tournament(
+            name=name,
+            format=fmt,
+            table_sizes=",".join(str(k) for k in table_sizes),
+            games=games,
+            seed=seed,
+            move_time=move_time,
+            bank=bank,
+            config=json.dumps(config or {}),
+        )
+        session.add(t)
+        session.flush()
+        assert t.id is not None
+        for i, v in enumerate(versions):
+            assert v.id is not None
+            session.add(
+                TournamentEntry(
+                    tournament_id=t.id,
+                    bot_version_id=v.id,
+                    role="candidate" if fmt == "gauntlet" and i == 0 else "field",
+                )
+            )
+        for ordinal, (match_seed, group, seating) in enumerate(schedule):
+            m = Match(tournament_id=t.id, ordinal=ordinal, seed=match_seed, group_key=group)
+            session.add(m)
+            session.flush()
+            assert m.id is not None
+            for seat, entry in enumerate(seating):
+                vid = versions[entry].id
+                assert vid is not None
+                session.add(MatchSeat(match_id=m.id, seat=seat, bot_version_id=vid))
+        session.flush()
+        session.refresh(t)
+        return t
+
+
+def get_tournament(db: Database, tournament_id: int) -> Tournament:
+    """The tournament, or :class:`UnknownTournamentError`."""
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id)
+        if t is None:
+            raise UnknownTournamentError(f"no tournament {tournament_id}; see 'arena tournament list'")
+        return t
+
+
+def list_tournaments(db: Database) -> list[tuple[Tournament, Counter[str]]]:
+    """Every tournament, newest first, with its matches counted by status."""
+    with db.session() as session:
+        out = []
+        for t in session.exec(select(Tournament).order_by(col(Tournament.id).desc())).all():
+            counts = Counter(session.exec(select(Match.status).where(Match.tournament_id == t.id)).all())
+            out.append((t, counts))
+        return out
+
+
+def status_counts(db: Database, tournament_id: int) -> Counter[str]:
+    """The tournament's matches counted by status."""
+    with db.session() as session:
+        return Counter(session.exec(select(Match.status).where(Match.tournament_id == tournament_id)).all())
+
+
+def prepare_resume(db: Database, tournament_id: int) -> int:
+    """Put matches left ``running`` by a dead coordinator back in the queue; return how many.
+
+    Their results were never written (results and status are written together), so replaying
+    them loses nothing and plays nothing twice.
+    """
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id)
+        if t is None:
+            raise UnknownTournamentError(f"no tournament {tournament_id}; see 'arena tournament list'")
+        stale = session.exec(
+            select(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.RUNNING)
+        ).all()
+        for m in stale:
+            m.status = MatchStatus.QUEUED
+            m.started_at = None
+            session.add(m)
+        if t.status != "finished":
+            t.status = "running"
+            session.add(t)
+        return len(stale)
+
+
+def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
+    """The tournament's queued matches as worker tasks, in schedule order."""
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id)
+        if t is None:
+            raise UnknownTournamentError(f"no tournament {tournament_id}")
+        versions: dict[int, tuple[BotVersion, Bot]] = {
+            v.id: (v, b)
+            for v, b in session.exec(
+                select(BotVersion, Bot)
+                .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+                .join(TournamentEntry, col(TournamentEntry.bot_version_id) == col(BotVersion.id))
+                .where(TournamentEntry.tournament_id == tournament_id)
+            ).all()
+            if v.id is not None
+        }
+        matches = session.exec(
+            select(Match)
+            .where(Match.tournament_id == tournament_id, Match.status == MatchStatus.QUEUED)
+            .order_by(col(Match.ordinal))
+        ).all()
+        ids = [m.id for m in matches]
+        seats: dict[int, list[MatchSeat]] = {}
+        for s in session.exec(
+            select(MatchSeat).where(col(MatchSeat.match_id).in_(ids)).order_by(col(MatchSeat.seat))
+        ).all():
+            seats.setdefault(s.match_id, []).append(s)
+        tasks = []
+        for m in matches:
+            assert m.id is not None
+            seat_tasks = []
+            for s in seats[m.id]:
+                v, b = versions[s.bot_version_id]
+                seat_tasks.append(SeatTask(s.bot_version_id, b.name, tuple(command_of(v)), v.persistent))
+            tasks.append(MatchTask(m.id, tournament_id, m.seed, tuple(seat_tasks), t.move_time, t.bank))
+        return tasks
+
+
+def mark_running(db: Database, match_ids: list[int]) -> None:
+    """Matches handed to workers."""
+    with db.session() as session:
+        for mid in match_ids:
+            m = session.get(Match, mid)
+            if m is not None and m.status == MatchStatus.QUEUED:
+                m.status = MatchStatus.RUNNING
+                m.started_at = utcnow()
+                m.attempts += 1
+                session.add(m)
+
+
+def compress_replay(text: str) -> tuple[bytes, str]:
+    """zlib-compressed UTF-8 and the sha256 of the uncompressed text."""
+    raw = text.encode("utf-8")
+    return zlib.compress(raw, 6), hashlib.sha256(raw).hexdigest()
+
+
+def record_result(db: Database, match_id: int, result: MatchResult) -> None:
+    """Write a finished match: status, every seat and the replay, in one transaction."""
+    blob, digest = compress_replay(result.replay)
+    with db.session() as session:
+        m = session.get(Match, match_id)
+        if m is None:
+            raise UnknownMatchError(f"no match {match_id}")
+        if m.status == MatchStatus.FINISHED:
+            raise StoreError(f"match {match_id} is already finished; refusing to record it twice")
+        m.status = MatchStatus.FINISHED
+        m.termination = result.termination
+        m.finished_at = utcnow()
+        m.duration = result.duration
+        m.error = None
+        session.add(m)
+        for s in session.exec(select(MatchSeat).where(MatchSeat.match_id == match_id)).all():
+            o = result.seats[s.seat]
+            s.score, s.placing, s.termination, s.detail = o.score, o.placing, o.termination, o.detail or None
+            s.think_total, s.think_max, s.decisions = o.think_total, o.think_max, o.decisions
+            session.add(s)
+        session.add(Replay(match_id=match_id, sha256=digest, size=len(result.replay), data=blob))
+
+
+def record_failure(db: Database, match_id: int, error: str) -> None:
+    """A match the arena itself could not play (not a bot's fault): failed, with the error."""
+    with db.session() as session:
+        m = session.get(Match, match_id)
+        if m is None or m.status == MatchStatus.FINISHED:
+            return
+        m.status = MatchStatus.FAILED
+        m.error = error[:2000]
+        m.finished_at = utcnow()
+        session.add(m)
+
+
+def finish_tournament(db: Database, tournament_id: int) -> None:
+    """Mark the tournament finished when no match is queued or running."""
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id)
+        if t is None:
+            return
+        open_ = session.exec(
+            select(Match.id).where(
+                Match.tournament_id == tournament_id,
+                col(Match.status).in_([MatchStatus.QUEUED, MatchStatus.RUNNING]),
+            )
+        ).first()
+        if open_ is None:
+            t.status = "finished"
+            t.finished_at = utcnow()
+            session.add(t)
+
+
+def load_replay(db: Database, match_id: int) -> str:
+    """A match's replay text, checked against its stored hash.
+
+    Raises :class:`UnknownMatchError` when there is none and :class:`CorruptReplayError` when
+    the stored bytes are damaged.
+    """
+    with db.session() as session:
+        r = session.get(Replay, match_id)
+        if r is None:
+            raise UnknownMatchError(f"match {match_id} has no replay (unknown or not finished)")
+        try:
+            text = zlib.decompress(r.data).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError) as exc:
+            raise CorruptReplayError(f"the replay of match {match_id} is corrupt: {exc}") from None
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != r.sha256:
+            raise CorruptReplayError(
+                f"the replay of match {match_id} does not match its stored sha256 (damaged in storage)"
+            )
+        return text

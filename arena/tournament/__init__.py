@@ -1,0 +1,1 @@
+"""Tournaments: pairing and scheduling, running matches in parallel worker processes, resuming."""

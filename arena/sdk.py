@@ -146,7 +146,8 @@ async def _play(bot: Bot, address: str, token: str) -> int:
 async def _play_stream(bot: Bot, stub: PlayStub, token: str) -> bool:
     """One stream (one match).  Returns True when the referee said goodbye."""
     call = stub(metadata=((TOKEN_KEY, token),))
-    await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
+    # The Hello goes out after the Welcome, not before it: a stream the referee answers with a
+    # Goodbye alone may already be finished, and writing into a finished call fails (INTERNAL).
     goodbye = False
     while True:
         message = await call.read()
@@ -156,6 +157,7 @@ async def _play_stream(bot: Bot, stub: PlayStub, token: str) -> bool:
         if kind == "request":
             await call.write(_answer(bot, message.request))
         elif kind == "welcome":
+            await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
             w = message.welcome
             bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
             bot.on_match_start(w)

@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""A bot that picks uniformly among the legal actions."""
+"""A bot that picks uniformly among the legal actions.
+
+Its generator is seeded from the match id and its seat, so a replayed match (same seed, same
+seating, same match id) repeats its choices exactly.
+"""
 
 import random
 
@@ -12,6 +16,9 @@ class RandomBot(Bot):
     def __init__(self) -> None:
         super().__init__()
         self.rng = random.Random()
+
+    def on_match_start(self, welcome):
+        self.rng = random.Random(f"{welcome.match_id}:{welcome.seat}")
 
     def choose(self, state, legal):
         return self.rng.choice(legal)

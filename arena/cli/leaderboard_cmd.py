@@ -33,3 +33,22 @@ def show(
         raise fail("no finished matches yet; run 'arena tournament run ...' first")
     title = f"Tournament {tournament}" if tournament is not None else "All matches"
     make_console().print(render(rows, system, title))
+
+
+@app.command("publish")
+def publish_(
+    name: Annotated[str, typer.Argument(help="a definition leaderboards/NAME.toml")],
+    jobs: Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: cores)")] = None,
+) -> None:
+    """Run a standing leaderboard and write its standings (Markdown + JSON) next to it."""
+    from arena.publish import LeaderboardDefinitionError, publish
+    from arena.tournament.display import TournamentDisplay
+
+    with database() as db:
+        try:
+            with TournamentDisplay(f"leaderboard {name}") as display:
+                rows, md, js = publish(db, name, jobs=jobs, progress=display)
+        except LeaderboardDefinitionError as exc:
+            raise fail(str(exc), 2) from None
+    make_console().print(render(rows, "pl", f"Leaderboard {name}"))
+    typer.echo(f"wrote {md} and {js}", err=True)

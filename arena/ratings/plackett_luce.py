@@ -128,17 +128,20 @@ class _Design:
     """Choice events compiled from the results.
 
     Parameters are ``x = [theta (bots), delta (seat keys)]`` plus one dummy slot at index ``n_params``
-    that is always 0 (used for "no seat term" and for padding). Event ``e`` chooses its first entry
-    from the entries of its row where ``mask`` is set.
+    that is always 0 (used for "no seat term" and for padding). Identical events (same chosen
+    bot and seat, same choice set) are stored once as a *pattern*: pattern ``u`` chooses its first
+    entry from the entries of its row where ``mask`` is set. With few bots, thousands of games
+    reduce to a few hundred patterns, and every Newton iteration costs O(patterns).
     """
 
     bots: list[str]
     seat_keys: list[SeatKey]
     game: npt.NDArray[np.intp]  # (E,) game of each event
     weight: npt.NDArray[np.float64]  # (E,) tie weight of each event
-    bot: npt.NDArray[np.intp]  # (E, W) parameter index of the bot term
-    seat: npt.NDArray[np.intp]  # (E, W) parameter index of the seat term
-    mask: npt.NDArray[np.bool_]  # (E, W) real entries of the choice set
+    pattern: npt.NDArray[np.intp]  # (E,) pattern of each event
+    bot: npt.NDArray[np.intp]  # (U, W) parameter index of the bot term
+    seat: npt.NDArray[np.intp]  # (U, W) parameter index of the seat term
+    mask: npt.NDArray[np.bool_]  # (U, W) real entries of the choice set
 
     @property
     def n_params(self) -> int:
@@ -171,35 +174,37 @@ def _compile(games: Sequence[GameResult], seat_effects: bool) -> _Design:
     width = max((g.n_players for g in games), default=2)
     ev_game: list[int] = []
     ev_weight: list[float] = []
-    rows_bot: list[list[int]] = []
-    rows_seat: list[list[int]] = []
+    rows: list[list[int]] = []
     for g, game in enumerate(games):
         n = game.n_players
         for level in sorted(set(game.placings)):
             tied = [s for s in range(n) if game.placings[s] == level]
             below = [s for s in range(n) if game.placings[s] > level]
             for chosen, choice_set, weight in _tie_events(tied, below):
-                order = [chosen, *(s for s in choice_set if s != chosen)]
-                pad = width - len(order)
+                entry = {s: (bot_index[game.players[s]], seat_index.get((n, s), dummy)) for s in choice_set}
+                rest = sorted(entry[s] for s in choice_set if s != chosen)  # canonical: order is irrelevant
+                row = [entry[chosen], *rest] + [(dummy, dummy)] * (width - len(choice_set))
                 ev_game.append(g)
                 ev_weight.append(weight)
-                rows_bot.append([bot_index[game.players[s]] for s in order] + [dummy] * pad)
-                rows_seat.append([seat_index.get((n, s), dummy) for s in order] + [dummy] * pad)
-    bot_arr = np.array(rows_bot, dtype=np.intp).reshape(-1, width)
+                rows.append([index for pair in row for index in pair])
+    table = np.array(rows, dtype=np.intp).reshape(-1, 2 * width)
+    patterns, inverse = np.unique(table, axis=0, return_inverse=True)
+    bot_arr = patterns[:, 0::2]
     return _Design(
         bots=bots,
         seat_keys=seat_keys,
         game=np.array(ev_game, dtype=np.intp),
         weight=np.array(ev_weight, dtype=np.float64),
+        pattern=inverse.reshape(-1).astype(np.intp),
         bot=bot_arr,
-        seat=np.array(rows_seat, dtype=np.intp).reshape(-1, width),
+        seat=patterns[:, 1::2],
         mask=bot_arr != dummy,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _Events:
-    """The events with non-zero weight under one set of game multiplicities."""
+    """The patterns with non-zero total weight under one set of game multiplicities."""
 
     weight: npt.NDArray[np.float64]
     bot: npt.NDArray[np.intp]
@@ -208,7 +213,8 @@ class _Events:
 
 
 def _select(design: _Design, multiplicity: npt.NDArray[np.floating] | None) -> _Events:
-    weight = design.weight if multiplicity is None else design.weight * multiplicity[design.game]
+    per_event = design.weight if multiplicity is None else design.weight * multiplicity[design.game]
+    weight = np.bincount(design.pattern, per_event, minlength=design.bot.shape[0])
     keep = weight > 0
     return _Events(weight[keep], design.bot[keep], design.seat[keep], design.mask[keep])
 

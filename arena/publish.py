@@ -1,0 +1,116 @@
+"""Standing leaderboards: a TOML definition in ``leaderboards/`` run as a tournament, its
+standings written next to it as Markdown and JSON."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.leaderboard import LeaderRow, leaderboard, store_ratings, to_json, to_markdown
+from arena.store.bots import DuplicateUploadError, add_bot, sha256_file
+from arena.store.db import Database
+from arena.tournament.runner import ProgressFn, run_tournament
+from arena.tournament.service import create
+
+REPO = Path(__file__).resolve().parent.parent
+LEADERBOARDS = REPO / "leaderboards"
+
+
+class LeaderboardDefinitionError(ValueError):
+    """A leaderboard TOML that is missing or wrong."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A standing leaderboard: which bots, table sizes, games and time control."""
+
+    name: str
+    title: str
+    bots: dict[str, Path]
+    tables: tuple[int, ...]
+    games: int
+    move_time: float
+    bank: float
+    seed: int
+
+
+def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
+    """Read ``folder/<name>.toml``; bots are sample names (``bots/<name>_bot.py``) or paths
+    relative to the TOML file."""
+    path = folder / f"{name}.toml"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in folder.glob("*.toml"))) or "none"
+        raise LeaderboardDefinitionError(f"no leaderboard {name!r} in {folder} (known: {known})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise LeaderboardDefinitionError(f"{path}: {exc}") from None
+    bots: dict[str, Path] = {}
+    entries = data.get("bots")
+    if not isinstance(entries, list) or len(entries) < 2:
+        raise LeaderboardDefinitionError(f"{path}: 'bots' must list at least two bots")
+    for entry in entries:
+        candidate = path.parent / str(entry)
+        sample = REPO / "bots" / f"{entry}_bot.py"
+        file = candidate if candidate.is_file() else sample
+        if not file.is_file():
+            raise LeaderboardDefinitionError(f"{path}: bot {entry!r} is neither a sample bot nor a file")
+        bots[Path(str(entry)).stem.removesuffix("_bot")] = file
+    try:
+        return Definition(
+            name=name,
+            title=str(data.get("title", name)),
+            bots=bots,
+            tables=tuple(int(k) for k in data.get("tables", [2])),
+            games=int(data.get("games", 2)),
+            move_time=float(data.get("move_time", 1.0)),
+            bank=float(data.get("bank", 10.0)),
+            seed=int(data.get("seed", 1)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise LeaderboardDefinitionError(f"{path}: {exc}") from None
+
+
+def publish(
+    db: Database,
+    name: str,
+    *,
+    jobs: int | None = None,
+    progress: ProgressFn | None = None,
+    folder: Path = LEADERBOARDS,
+) -> tuple[list[LeaderRow], Path, Path]:
+    """Run the leaderboard's tournament and write ``<name>.md`` and ``<name>.json`` beside it."""
+    d = load_definition(name, folder)
+    for bot, file in d.bots.items():
+        with contextlib.suppress(DuplicateUploadError):
+            add_bot(db, bot, file)
+    t = create(
+        db,
+        list(d.bots),
+        table_sizes=d.tables,
+        games=d.games,
+        seed=d.seed,
+        move_time=d.move_time,
+        bank=d.bank,
+        name=f"leaderboard {name}",
+    )
+    assert t.id is not None
+    run_tournament(db, t.id, jobs=jobs, progress=progress)
+    rows = leaderboard(db, tournament_id=t.id, system="pl")
+    store_ratings(db, rows, "pl", f"leaderboard:{name}")
+    tables = "/".join(str(k) for k in d.tables)
+    notes = [
+        f"Round robin, tables of {tables} players, {d.games} seed(s) per table, every seat rotation "
+        f"(duplicate dice), {d.move_time:g}s per decision + {d.bank:g}s bank, tournament seed {d.seed}.",
+        "Bots: " + ", ".join(f"{b} (sha256 {sha256_file(f)[:12]})" for b, f in d.bots.items()) + ".",
+        f"Reproduce: `arena leaderboard publish {name}`.",
+    ]
+    md = folder / f"{name}.md"
+    js = folder / f"{name}.json"
+    md.write_text(to_markdown(rows, "pl", d.title, notes), encoding="utf-8")
+    meta = {"leaderboard": name, "title": d.title, "notes": notes, "tournament_seed": d.seed}
+    js.write_text(json.dumps(to_json(rows, "pl", meta), indent=2) + "\n", encoding="utf-8")
+    return rows, md, js

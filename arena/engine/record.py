@@ -199,7 +199,7 @@ def _replay_decision(state: State, obj: dict[str, Any], n: int) -> State:
         raise ReplayError(n, f"a throw of {state.dice} dice is due, not a decision")
     if state.is_over:
         raise ReplayError(n, "the game is already over")
-    if seat != state.seat:
+    if isinstance(seat, bool) or seat != state.seat:
         raise ReplayError(n, f"seat {seat!r} acts, but it is seat {state.seat}'s decision")
     if not isinstance(text, str):
         raise ReplayError(n, "an action must be text")

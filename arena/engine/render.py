@@ -46,7 +46,7 @@ def render(state: State, *, color: bool = False) -> str:
     lines: list[str] = []
     head = "      "
     for colour, width in COLOUR_ZONES:
-        head += _paint(f"{COLOURS[colour]:<{_CELL * width}}", _COLOUR_CODE[colour], color)
+        head += _paint(f"{COLOURS[colour][: _CELL * width - 1]:<{_CELL * width}}", _COLOUR_CODE[colour], color)
     lines.append(head)
     for value in ROW_VALUES:
         row = [lo.id for lo in LOUNGERS if not lo.is_five and lo.value == value]

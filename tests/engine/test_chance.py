@@ -10,7 +10,14 @@ from math import comb
 
 import pytest
 
-from arena.engine import DiceStream, play_game, make_policy, stream_faces, throw_distribution, throw_distribution_float
+from arena.engine import (
+    DiceStream,
+    make_policy,
+    play_game,
+    stream_faces,
+    throw_distribution,
+    throw_distribution_float,
+)
 
 
 def reference_faces(seed: int, turn: int, throw: int) -> tuple[int, ...]:
@@ -98,7 +105,9 @@ def test_section5_stream_faces_hand_computed_first_key() -> None:
 
 
 def test_section5_stream_faces_match_the_reference_on_many_keys() -> None:
-    keys = [(seed, t, k) for seed in (0, 1, 2, 99, 2**40 + 3, 2**63 - 2) for t in range(1, 30) for k in (1, 2, 9)]
+    keys = [
+        (seed, t, k) for seed in (0, 1, 2, 99, 2**40 + 3, 2**63 - 2) for t in range(1, 30) for k in (1, 2, 9)
+    ]
     for key in keys:
         assert stream_faces(*key) == reference_faces(*key), key
 

@@ -24,9 +24,11 @@ from arena.engine import (
     format_action,
     format_throw,
     legal_actions,
+    make_policy,
     new_game,
     parse_action,
     parse_throw,
+    play_game,
     to_snapshot,
 )
 from arena.engine.actions import ACTIONS_BY_TEXT
@@ -163,12 +165,19 @@ def test_r12_illegal_keep_reasons() -> None:
         apply(s, "keep blue=1")
 
 
-def test_illegal_action_at_chance_node_and_game_over() -> None:
+def test_r10_r25_illegal_action_at_chance_node_and_game_over() -> None:
+    """No decision while a throw is due (R10) or after the end (R25)."""
     s = setup(2)  # a throw is due
     with pytest.raises(IllegalActionError) as info:
         apply(s, "stop")
     assert info.value.seat is None and info.value.phase == "throw"
     assert "'stop'" in str(info.value) and "throw" in str(info.value)
+    over = play_game(4, [make_policy("greedy", 4, k) for k in range(2)]).final
+    assert over.is_over and legal_actions(over) == ()
+    for text in ("pass", "stop", "place green-4a"):
+        with pytest.raises(IllegalActionError, match="game is over") as info:
+            apply(over, text)
+        assert info.value.phase == "over"
 
 
 def test_apply_never_changes_the_input_state() -> None:
@@ -221,13 +230,13 @@ def test_r12_apply_throw_count_follows_the_dice_left() -> None:
     apply_throw(s, faces("red red red red"))
 
 
-def test_apply_throw_not_at_a_chance_node() -> None:
+def test_r10_r12_apply_throw_not_at_a_chance_node() -> None:
     for s in (new_game(2), throw(setup(2), NO_GUARD_6), roll(setup(2), NO_GUARD_6)):
         with pytest.raises(IllegalThrowError, match="no throw expected"):
             apply_throw(s, faces(NO_GUARD_6))
 
 
-def test_apply_throw_counts() -> None:
+def test_r10_apply_throw_counts() -> None:
     s = setup(2)
     expected = throw(s, "lifeguard green purple lifeguard green lifeguard")
     assert apply_throw_counts(s, (2, 1, 0, 0, 0, 3)) == expected

@@ -16,10 +16,13 @@ from arena.engine import (
     ReplayError,
     apply,
     apply_throw,
+    legal_actions,
     make_policy,
     new_game,
     outcome,
+    parse_action,
     play_game,
+    render,
     replay,
 )
 
@@ -96,7 +99,11 @@ def test_section6_record_layout(record2: str) -> None:
     last = json.loads(lines[-1])
     assert set(last) == {"scores", "placings", "termination"}
     res = outcome(replay(record2).final)
-    assert last == {"scores": list(res.scores), "placings": list(res.placings), "termination": res.termination}
+    assert last == {
+        "scores": list(res.scores),
+        "placings": list(res.placings),
+        "termination": res.termination,
+    }
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -112,27 +119,33 @@ def test_section6_replay_round_trip(players: int) -> None:
 
 
 def test_section6_writer_records_any_throws_and_check_dice_off() -> None:
-    """A record of hand-made throws replays with check_dice=False, and not with the stream."""
+    """A record of hand-made throws replays with check_dice=False, but not against the stream."""
     writer = RecordWriter(2, 5)
     s = new_game(2)
     while not s.is_over:
         if s.is_chance:
-            f = faces(NO_GUARD_6)[: s.dice]
+            f = faces(NO_GUARD_6)
             writer.throw(f)
             s = apply_throw(s, f)
         else:
-            action = "stop" if s.phase.label == "roll" else ("pass" if s.phase.label == "action" else None)
-            action = action or f"place {s.seat and 'x' or ''}"
-            from engine_helpers import legal_texts
-
-            text = legal_texts(s)[0] if s.phase.label == "setup" else action
-            writer.decision(s, apply.__globals__["parse_action"](text))
-            s = apply(s, text)
+            action = {
+                "setup": legal_actions(s)[0],
+                "roll": parse_action("stop"),
+                "action": parse_action("pass"),
+            }[s.phase.label]
+            writer.decision(s, action)
+            s = apply(s, action)
     writer.finish(s)
     text = writer.text()
+    assert s.termination == "round-cap"
+    assert json.loads(lines_of(text)[-1]) == {
+        "scores": [0, 0],
+        "placings": [1, 1],
+        "termination": "round-cap",
+    }
     assert replay(text, check_dice=False).final == s
     err = rejected(text)
-    assert err.line == 26 and "dice stream" in str(err)
+    assert err.line == 26 and "dice stream" in err.reason
 
 
 # --------------------------------------------------------------------------- rejection
@@ -166,15 +179,15 @@ def test_section6_illegal_action_is_rejected(record2: str) -> None:
     err = rejected(edit_line(record2, 3, action=json.loads(lines_of(record2)[1])["action"]))
     assert err.line == 3
     assert "illegal action" in err.reason and "already carries a towel" in err.reason
-    n = first_line(record2, lambda o: "action" in o and o["action"] in ("stop",) or "keep" in o.get("action", ""))
+    n = first_line(record2, lambda o: o.get("legal", [""])[0] == "stop")
     err = rejected(edit_line(record2, n, action="flip green-4a"))
     assert err.line == n and "illegal action 'flip green-4a'" in err.reason and "phase roll" in err.reason
 
 
 def test_section6_malformed_action_is_rejected(record2: str) -> None:
     for bad in ("flip nowhere", "keep red=1,green=1", "stop now", ""):
-        err = rejected(edit_line(record2, 30, action=bad))
-        assert err.line == 30
+        err = rejected(edit_line(record2, 27, action=bad))
+        assert err.line == 27
         assert "malformed action" in err.reason
 
 
@@ -275,6 +288,34 @@ def test_r9_replay_state_after_setup() -> None:
     assert setup(2).phase == s.phase
 
 
+def test_section6_render_shows_board_lifeguard_and_end() -> None:
+    """render draws the 3 rows of R3, the track of R6, supplies (R4, R5) and the end (R25, R26)."""
+    game = play_game(12, [make_policy("greedy", 12, s) for s in range(3)])
+    text = render(game.final)
+    lines = text.splitlines()
+    head = lines[0]
+    positions = [head.index(c) for c in ("green", "purple", "yellow", "red", "blue")]
+    assert positions == sorted(positions)
+    assert [ln.split()[0] for ln in lines[1:4]] == ["4", "3", "2"]
+    assert "five-1" in text and "five-2" in text
+    assert "diving-board" in text and "row4-left" in text
+    assert f"ended: {game.final.termination}" in text
+    assert text.count("seat ") == 3
+    assert "\x1b[" not in text and "\x1b[" in render(game.final, color=True)
+    for seat, pts in enumerate(game.outcome.scores):
+        assert f"seat {seat}  score {pts:>2}" in text
+
+
+def test_section6_make_policy_names() -> None:
+    """The built-in policies by name; anything else is an error."""
+    with pytest.raises(ValueError):
+        make_policy("perfect", 1, 0)
+    s = setup(2)
+    s = apply_throw(s, faces(NO_GUARD_6))
+    for name in ("random", "greedy"):
+        assert make_policy(name, 1, 0).choose(s) in legal_actions(s)
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -282,10 +323,23 @@ def run_arena(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(ARENA), *args], capture_output=True, text=True, timeout=60, check=False)
 
 
-@pytest.mark.parametrize(("players", "seed", "policy"), [(2, 5, "greedy"), (3, 6, "random"), (4, 7, "greedy,random,greedy,random")])
-def test_cli_play_verify_show(tmp_path: Path, players: int, seed: int, policy: str) -> None:
+@pytest.mark.parametrize(
+    ("players", "seed", "policy"), [(2, 5, "greedy"), (3, 6, "random"), (4, 7, "greedy,random,greedy,random")]
+)
+def test_section6_cli_play_verify_show(tmp_path: Path, players: int, seed: int, policy: str) -> None:
     out = tmp_path / "game.jsonl"
-    res = run_arena("engine", "play", "--players", str(players), "--seed", str(seed), "--policy", policy, "--out", str(out))
+    res = run_arena(
+        "engine",
+        "play",
+        "--players",
+        str(players),
+        "--seed",
+        str(seed),
+        "--policy",
+        policy,
+        "--out",
+        str(out),
+    )
     assert res.returncode == 0, res.stderr
     text = out.read_text(encoding="utf-8")
     names = policy.split(",") if "," in policy else [policy] * players
@@ -302,7 +356,7 @@ def test_cli_play_verify_show(tmp_path: Path, players: int, seed: int, policy: s
     ) in res.stdout
 
 
-def test_cli_verify_reports_the_broken_line(tmp_path: Path) -> None:
+def test_section6_cli_verify_reports_the_broken_line(tmp_path: Path) -> None:
     out = tmp_path / "game.jsonl"
     assert run_arena("engine", "play", "--players", "2", "--seed", "9", "--out", str(out)).returncode == 0
     text = out.read_text(encoding="utf-8")

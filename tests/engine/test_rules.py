@@ -41,6 +41,7 @@ from arena.engine import (
     Phase,
     apply,
     apply_throw,
+    from_snapshot,
     legal_actions,
     new_game,
     outcome,
@@ -137,7 +138,16 @@ def test_r3_regular_layout_2_1_2_1_2_and_values() -> None:
     for value in (2, 3, 4):
         row = [lo for lo in regular if lo.value == value]
         assert len(row) == 8
-        assert [lo.colour for lo in row] == [0, 0, 1, 2, 2, 3, 4, 4]  # green 2, purple 1, yellow 2, red 1, blue 2
+        assert [lo.colour for lo in row] == [
+            0,
+            0,
+            1,
+            2,
+            2,
+            3,
+            4,
+            4,
+        ]  # green 2, purple 1, yellow 2, red 1, blue 2
     per = Counter((COLOURS[lo.colour], lo.value) for lo in regular)
     for colour in ("green", "yellow", "blue"):
         assert [per[(colour, v)] for v in (2, 3, 4)] == [2, 2, 2]
@@ -483,7 +493,9 @@ def test_r17_r18_exact_reach_for_every_colour_and_count() -> None:
             s = roll(setup(2), " ".join(dice))
             blocked = {LOUNGERS[i].name for i in blocked_by(advance(DIVING_BOARD, dice.count("lifeguard")))}
             expected = {
-                lo.name for lo in LOUNGERS if not lo.is_five and COLOURS[lo.colour] == colour and lo.value <= n
+                lo.name
+                for lo in LOUNGERS
+                if not lo.is_five and COLOURS[lo.colour] == colour and lo.value <= n
             } - blocked
             if n >= 5:
                 expected |= set(FIVE_NAMES)
@@ -717,6 +729,8 @@ def test_r25_game_ends_at_the_end_of_the_round_in_which_4_remain() -> None:
     s = turn(s, "green green green green purple yellow", "flip green-4b")  # seat 1
     assert s.unoccupied == 4 and s.final_round
     assert (s.phase, s.seat, s.round) == (Phase.THROW, 2, 1)
+    assert to_snapshot(s)["final_round"] is True
+    assert from_snapshot(to_snapshot(s)) == s
     s = turn(s, NO_GUARD_6, "pass")  # seat 2's last turn
     assert s.phase == Phase.OVER and s.termination == "normal"
     assert legal_actions(s) == ()
@@ -761,6 +775,7 @@ def test_r26_round_cap_ends_a_game_of_two_passing_players() -> None:
     assert (s.round, s.turn) == (100, 200)
     assert outcome(s).termination == "round-cap"
     assert outcome(s).scores == (0, 0) and outcome(s).placings == (1, 1)
+    assert from_snapshot(to_snapshot(s)) == s
 
 
 def test_r26_r25_end_triggered_in_round_100_is_normal() -> None:

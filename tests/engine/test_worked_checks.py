@@ -7,9 +7,29 @@ yellow-vb, blue-va and seat 1 owns green-vb, yellow-va, red-v, blue-vb.
 from __future__ import annotations
 
 import pytest
-from engine_helpers import NO_GUARD_6, REGULAR_NAMES, edit, legal_texts, lid, reach_names, roll, setup, throw, turn
+from engine_helpers import (
+    NO_GUARD_6,
+    REGULAR_NAMES,
+    edit,
+    legal_texts,
+    lid,
+    reach_names,
+    roll,
+    setup,
+    throw,
+    turn,
+)
 
-from arena.engine import LIFEGUARD, IllegalActionError, Phase, apply, legal_actions, outcome, scores, to_snapshot
+from arena.engine import (
+    LIFEGUARD,
+    IllegalActionError,
+    Phase,
+    apply,
+    legal_actions,
+    outcome,
+    scores,
+    to_snapshot,
+)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from .state import Phase, State
 
 _COLOUR_CODE = {0: "32", 1: "35", 2: "33", 3: "31", 4: "34"}
 _SEAT_CODE = ("1;36", "1;91", "1;92", "1;93")
-_CELL = 6  # characters per lounger cell
+_CELL = 7  # characters per lounger cell
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -34,7 +34,7 @@ def _cell(state: State, i: int, color: bool) -> str:
     owner, fig = state.towel[i], state.figure[i]
     text = " -  " if owner < 0 else f" {owner}{'*' if state.secured[i] else '.'}{fig if fig >= 0 else ' '}"
     blocked = i in blocked_by(state.guard)
-    text = text + ("x " if blocked else "  ")
+    text = (text + ("x" if blocked else "")).ljust(_CELL)
     if owner >= 0 and color:
         return _paint(text, _SEAT_CODE[owner] + (";7" if state.secured[i] else ""), True)
     return text
@@ -46,7 +46,7 @@ def render(state: State, *, color: bool = False) -> str:
     lines: list[str] = []
     head = "      "
     for colour, width in COLOUR_ZONES:
-        head += _paint(f"{COLOURS[colour][: _CELL * width - 1]:<{_CELL * width}}", _COLOUR_CODE[colour], color)
+        head += _paint(f"{COLOURS[colour]:<{_CELL * width}}", _COLOUR_CODE[colour], color)
     lines.append(head)
     for value in ROW_VALUES:
         row = [lo.id for lo in LOUNGERS if not lo.is_five and lo.value == value]

@@ -51,6 +51,7 @@ from arena.ratings.plackett_luce import (
     SeatKey,
     fit_plackett_luce,
     log_strength_to_rating,
+    pl_log_likelihood,
 )
 from arena.ratings.results import GameResult, placings_from_scores
 from arena.ratings.table import SYSTEMS, Rating, System, rate
@@ -89,6 +90,7 @@ __all__ = [
     "log_strength_to_rating",
     "openskill_ratings",
     "percentile_interval",
+    "pl_log_likelihood",
     "placings_from_scores",
     "plackett_luce_update",
     "rate",

@@ -32,7 +32,7 @@ weights, warm-started from the full fit.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -59,6 +59,7 @@ __all__ = [
     "SeatKey",
     "fit_plackett_luce",
     "log_strength_to_rating",
+    "pl_log_likelihood",
 ]
 
 PL_SCALE = 400.0 / math.log(10.0)
@@ -214,7 +215,9 @@ class _Events:
 
 def _select(design: _Design, multiplicity: npt.NDArray[np.floating] | None) -> _Events:
     per_event = design.weight if multiplicity is None else design.weight * multiplicity[design.game]
-    weight = np.bincount(design.pattern, per_event, minlength=design.bot.shape[0])
+    weight = np.asarray(
+        np.bincount(design.pattern, per_event, minlength=design.bot.shape[0]), dtype=np.float64
+    )
     keep = weight > 0
     return _Events(weight[keep], design.bot[keep], design.seat[keep], design.mask[keep])
 
@@ -285,6 +288,38 @@ def _newton(x0: npt.NDArray[np.float64], ev: _Events, ridge: float) -> tuple[npt
     raise RatingConvergenceError(f"Plackett-Luce Newton fit did not converge in {_MAX_ITER} iterations")
 
 
+def pl_log_likelihood(
+    results: Sequence[GameResult],
+    log_strength: Mapping[str, float],
+    seat_advantage: Mapping[SeatKey, float] | None = None,
+) -> float:
+    """Tie-averaged Plackett-Luce log-likelihood of ``results`` under given parameters.
+
+    Args:
+        results: the games.
+        log_strength: log-strength of every bot that appears in ``results``.
+        seat_advantage: additive term per ``(n_players, seat)``; missing keys (and seat 0) count as 0.
+
+    Raises:
+        RatingInputError: a bot of ``results`` has no log-strength, or an item is not a result.
+    """
+    games = check_results(results)
+    if not games:
+        return 0.0
+    design = _compile(games, seat_effects=True)
+    missing = [bot for bot in design.bots if bot not in log_strength]
+    if missing:
+        raise RatingInputError(f"no log-strength given for {missing!r}")
+    seats = seat_advantage if seat_advantage is not None else {}
+    x = np.array(
+        [float(log_strength[bot]) for bot in design.bots]
+        + [float(seats.get(key, 0.0)) for key in design.seat_keys]
+        + [0.0]
+    )
+    _, log_lik = _probabilities(x, _select(design, None))
+    return log_lik
+
+
 def _centred(theta: npt.NDArray[np.float64], anchor: int | None) -> npt.NDArray[np.float64]:
     """Log-strengths relative to the mean of the finite entries, or to ``theta[anchor]``."""
     centre = float(np.nanmean(theta)) if anchor is None else float(theta[anchor])
@@ -328,12 +363,12 @@ def fit_plackett_luce(
     if not (isinstance(ridge, int | float) and math.isfinite(ridge) and ridge > 0):
         raise RatingInputError(f"ridge must be a positive finite number, got {ridge!r}")
     check_level(level)
+    counts = resample_counts(games, n_resamples, seed)
     design = _compile(games, seat_effects)
     n_bots = len(design.bots)
     if anchor is not None and anchor not in design.bots:
         raise RatingInputError(f"anchor {anchor!r} played no game")
     anchor_index = None if anchor is None else design.bots.index(anchor)
-    counts = resample_counts(games, n_resamples, seed)
 
     full_events = _select(design, None)
     x_full, iterations = _newton(np.zeros(design.n_params), full_events, ridge)

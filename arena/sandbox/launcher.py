@@ -23,6 +23,10 @@ from typing import IO
 
 from arena.referee.faults import Reason
 
+from .bwrap import SOCKET_DIR, require_bwrap, wrap
+from .cgroups import BotCgroup
+from .limits import SandboxLimits
+
 INTERPRETERS = {".py": [sys.executable], ".js": ["node"], ".mjs": ["node"], ".cjs": ["node"], ".sh": ["bash"]}
 TAIL_BYTES = 4096
 
@@ -107,9 +111,12 @@ class BotProcess:
         output_limit: int = 1 << 20,
         cwd: Path | None = None,
         extra_env: dict[str, str] | None = None,
+        sandbox: SandboxLimits | None = None,
     ) -> None:
         self.name = name
         self.command = list(command)
+        self.sandbox = sandbox
+        self.cgroup: BotCgroup | None = None
         self.log_dir = log_dir
         self.output_limit = output_limit
         self.cwd = cwd
@@ -125,13 +132,55 @@ class BotProcess:
         """The process id (also the process group id), once started."""
         return self.proc.pid if self.proc else None
 
+    def _bot_dir(self) -> Path:
+        """The bot's own directory: that of the last argument naming an existing file."""
+        for part in reversed(self.command):
+            p = Path(part)
+            if p.is_absolute() and p.is_file():
+                return p.parent
+        return Path(self.command[-1]).resolve().parent
+
+    def _sandboxed_argv(self, address: str, token: str) -> tuple[list[str], dict[str, str]]:
+        """bwrap around the bot, and a tiny shell that first joins the bot's cgroup."""
+        assert self.sandbox is not None
+        require_bwrap()
+        if not address.startswith("unix:"):
+            raise BotLaunchError("a sandboxed bot reaches the referee only through a Unix socket")
+        socket = Path(address.removeprefix("unix:"))
+        inner = f"unix:{SOCKET_DIR}/{socket.name}"
+        bot_env = {
+            **self.extra_env,
+            "ARENA_ADDRESS": inner,
+            "ARENA_TOKEN": token,
+            "ARENA_BOT_NAME": self.name,
+        }
+        argv = wrap(
+            [*self.command, f"--address={inner}", f"--token={token}"],
+            bot_dir=self._bot_dir(),
+            socket_dir=socket.parent,
+            limits=self.sandbox,
+            env=bot_env,
+        )
+        self.cgroup = BotCgroup.create(self.sandbox.memory_mb, self.sandbox.processes)
+        outer_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        if self.cgroup is not None:
+            outer_env["ARENA_CGROUP_PROCS"] = " ".join(self.cgroup.procs_files)
+            join = 'for f in $ARENA_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done; exec "$@"'
+            argv = ["/bin/sh", "-c", join, "sh", *argv]
+        return argv, outer_env
+
     async def start(self, address: str, token: str, *, log_stem: str | None = None) -> None:
         """Start the bot, telling it where the referee is and which token to present."""
-        env = dict(os.environ)
-        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        env.update(self.extra_env)
-        env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=self.name)
-        argv = [*self.command, f"--address={address}", f"--token={token}"]
+        if self.sandbox is not None:
+            argv, env = self._sandboxed_argv(address, token)
+            limit = self.sandbox.output_bytes
+        else:
+            env = dict(os.environ)
+            env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+            env.update(self.extra_env)
+            env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=self.name)
+            argv = [*self.command, f"--address={address}", f"--token={token}"]
+            limit = self.output_limit
         out_sink = err_sink = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -154,10 +203,26 @@ class BotProcess:
             for sink in (out_sink, err_sink):
                 if sink is not None:
                     sink.close()
+            if self.cgroup is not None:
+                self.cgroup.remove()
             raise BotLaunchError(f"{self.name}: cannot start {argv[0]}: {exc.strerror}") from None
         assert self.proc.stdout is not None and self.proc.stderr is not None
-        self._out = _Capture(self.proc.stdout, out_sink, self.output_limit)
-        self._err = _Capture(self.proc.stderr, err_sink, self.output_limit)
+        self._out = _Capture(self.proc.stdout, out_sink, limit)
+        self._err = _Capture(self.proc.stderr, err_sink, limit)
+
+    def cpu_time(self) -> float | None:
+        """CPU seconds used so far: the whole tree's via the cgroup, else the bot process's own
+        (with its waited-for children) from /proc."""
+        if self.cgroup is not None:
+            return self.cgroup.cpu_seconds()
+        if self.proc is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def probe(self) -> tuple[Reason, str] | None:
         """(CRASHED, how) once the process has exited, (STALLED, ...) while it is stopped."""
@@ -175,6 +240,13 @@ class BotProcess:
         if state in ("T", "t"):
             return Reason.STALLED, "the process is stopped (frozen)"
         return None
+
+    async def settle(self, timeout: float = 1.0) -> None:
+        """Once the process has died: wait (at most ``timeout`` seconds) until everything it
+        wrote to stderr has been read, so that :meth:`evidence` holds its last words."""
+        probed = self.probe()
+        if self._err is not None and probed is not None and probed[0] is Reason.CRASHED:
+            await asyncio.wait({self._err.task}, timeout=timeout)
 
     def evidence(self) -> dict[str, str]:
         """The tail of the bot's stderr (for forfeit records)."""
@@ -200,6 +272,8 @@ class BotProcess:
         _killpg(proc.pid, signal.SIGKILL)  # also any child left in the group
         with contextlib.suppress(ProcessLookupError):
             await proc.wait()
+        if self.cgroup is not None:  # and anything that escaped the group (setsid) but not the cgroup
+            self.cgroup.remove()
         for cap in (self._out, self._err):
             if cap is not None:
                 with contextlib.suppress(Exception):

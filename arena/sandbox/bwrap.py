@@ -1,0 +1,158 @@
+"""The bubblewrap sandbox: what a bot sees and may do.
+
+A sandboxed bot runs in new namespaces (``--unshare-all``: no network but its own loopback, its
+own PID namespace that dies with it, no IPC, its own hostname), with every capability dropped, as
+uid/gid 65534 inside, on a read-only view of the system (``/usr``, the libraries, the Python
+installation and the ``arena`` package), its own directory read-only, a private writable
+``/tmp`` (its HOME) and nothing else: not the database, not the other bots, not the host's home
+directories.  It reaches the referee through the referee's Unix socket directory, bind-mounted at
+``/run/arena``.  Its environment is cleared to a few known variables.  Resource limits come from
+``prlimit`` (rlimits) and, where possible, a cgroup (see :mod:`arena.sandbox.cgroups`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .limits import MIB, SandboxLimits
+
+SOCKET_DIR = "/run/arena"
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+)
+ARENA_PACKAGE = Path(__file__).resolve().parent.parent  # .../arena
+SANDBOX_UID = 65534
+
+
+class SandboxUnavailableError(RuntimeError):
+    """bubblewrap cannot run here; untrusted bots are refused unless the user opts out."""
+
+
+@functools.cache
+def bwrap_problem() -> str | None:
+    """None when bubblewrap works here, else why not (checked once per process)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    try:
+        proc = subprocess.run(
+            [exe, "--unshare-all", "--die-with-parent", *_system_binds(), "--", "/bin/true"],
+            capture_output=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap failed to start: {exc}"
+    if proc.returncode != 0:
+        return f"bubblewrap cannot create namespaces here: {proc.stderr.decode(errors='replace').strip()}"
+    return None
+
+
+def require_bwrap() -> None:
+    """Raise :class:`SandboxUnavailableError` with what to do when bubblewrap cannot run."""
+    problem = bwrap_problem()
+    if problem is not None:
+        raise SandboxUnavailableError(
+            f"cannot sandbox bots: {problem}. Install bubblewrap, or run only bots you trust with "
+            f"--no-sandbox (ARENA_SANDBOX=off)."
+        )
+
+
+def _system_binds() -> list[str]:
+    args: list[str] = []
+    for d in SYSTEM_DIRS:
+        if os.path.lexists(d):
+            args += ["--ro-bind", d, d] if not os.path.islink(d) else ["--symlink", os.readlink(d), d]
+    return args
+
+
+def _python_binds() -> list[str]:
+    args: list[str] = []
+    seen: set[str] = set()
+    for p in (sys.base_prefix, sys.prefix, str(ARENA_PACKAGE)):
+        real = os.path.realpath(p)
+        for path in {p, real}:
+            if path not in seen and os.path.exists(path) and not path.startswith(("/usr/", "/bin", "/lib")):
+                seen.add(path)
+                args += ["--ro-bind", path, path]
+    return args
+
+
+def wrap(
+    command: Sequence[str],
+    *,
+    bot_dir: Path,
+    socket_dir: Path,
+    limits: SandboxLimits,
+    env: Mapping[str, str],
+) -> list[str]:
+    """The argv that runs ``command`` inside the sandbox (bwrap, then prlimit, then the bot)."""
+    exe = shutil.which("bwrap") or "bwrap"
+    args = [
+        exe,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--hostname",
+        "sandbox",
+        *_system_binds(),
+    ]
+    for f in ETC_FILES:
+        if os.path.exists(f):
+            args += ["--ro-bind", f, f]
+    args += _python_binds()
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        "/run",
+        "--bind",
+        str(socket_dir),
+        SOCKET_DIR,
+        "--ro-bind",
+        str(bot_dir),
+        str(bot_dir),
+        "--chdir",
+        str(bot_dir),
+        "--clearenv",
+    ]
+    base_env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    for key, value in {**base_env, **env}.items():
+        args += ["--setenv", key, value]
+    prlimit = [
+        shutil.which("prlimit") or "/usr/bin/prlimit",
+        f"--cpu={limits.cpu_seconds}",
+        f"--as={limits.address_space_mb * MIB}",
+        f"--nofile={limits.open_files}",
+        f"--fsize={limits.file_size_mb * MIB}",
+        "--core=0",
+        "--",
+    ]
+    return [*args, "--", *prlimit, *command]

@@ -1,0 +1,122 @@
+"""Per-bot cgroups: a process limit, a memory limit and exact CPU accounting for a whole tree.
+
+Works with the cgroup v1 controllers (``pids``, ``memory``, ``cpuacct``) and with cgroup v2.  A
+cgroup is created below the one this process is in.  Where the kernel or the container does not
+let us create cgroups, :meth:`BotCgroup.create` returns None and the sandbox relies on rlimits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_paths() -> dict[str, str]:
+    """controller -> this process's cgroup path ("" key for cgroup v2)."""
+    out: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else [""]:
+            out[c] = path
+    return out
+
+
+class BotCgroup:
+    """One bot's cgroup(s).  ``procs_files`` are the files a launcher writes the bot's pid to."""
+
+    def __init__(self, dirs: dict[str, Path], v2: bool) -> None:
+        self.dirs = dirs
+        self.v2 = v2
+
+    @property
+    def procs_files(self) -> list[str]:
+        """Where to write a pid to put a process (and its future children) into the cgroups."""
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    @classmethod
+    def create(cls, memory_mb: int, processes: int) -> BotCgroup | None:
+        """Create the cgroups with the limits, or None when that is not possible here."""
+        name = f"arena-bot-{uuid.uuid4().hex[:12]}"
+        own = _own_paths()
+        v1 = [c for c in ("pids", "memory", "cpuacct") if (ROOT / c).is_dir() and c in own]
+        dirs: dict[str, Path] = {}
+        try:
+            if v1:
+                for c in v1:
+                    d = ROOT / c / own[c].lstrip("/") / name
+                    d.mkdir()
+                    dirs[c] = d
+                if "pids" in dirs:
+                    (dirs["pids"] / "pids.max").write_text(str(processes))
+                if "memory" in dirs:
+                    (dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
+                return cls(dirs, v2=False)
+            if (ROOT / "cgroup.controllers").exists() and "" in own:
+                d = ROOT / own[""].lstrip("/") / name
+                d.mkdir()
+                dirs[""] = d
+                with contextlib.suppress(OSError):
+                    (d / "pids.max").write_text(str(processes))
+                with contextlib.suppress(OSError):
+                    (d / "memory.max").write_text(str(memory_mb * 1024 * 1024))
+                return cls(dirs, v2=True)
+        except OSError:
+            cls(dirs, v2=False).remove()
+        return None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system) used by every process that was ever in the cgroup."""
+        try:
+            if self.v2:
+                for line in (self.dirs[""] / "cpu.stat").read_text().splitlines():
+                    key, value = line.split()
+                    if key == "usage_usec":
+                        return int(value) / 1e6
+                return None
+            if "cpuacct" in self.dirs:
+                return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError, KeyError):
+            return None
+        return None
+
+    def pids(self) -> set[int]:
+        """The processes currently in the cgroup."""
+        out: set[int] = set()
+        for d in self.dirs.values():
+            with contextlib.suppress(OSError, ValueError):
+                out |= {int(p) for p in (d / "cgroup.procs").read_text().split()}
+        return out
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the cgroup (repeat until it is empty, briefly)."""
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Kill what is left and delete the cgroups."""
+        self.kill_all()
+        for d in self.dirs.values():
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)

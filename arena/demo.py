@@ -18,6 +18,7 @@ from pathlib import Path
 from sqlmodel import select
 
 from arena.leaderboard import leaderboard, render, store_ratings
+from arena.sandbox import SandboxLimits, bwrap_problem
 from arena.store.bots import DuplicateUploadError, add_bot
 from arena.store.db import Database, StoreError, arena_home
 from arena.store.models import Match, MatchStatus
@@ -72,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     bots = register_samples(db)
+    problem = bwrap_problem()
+    if problem is not None:
+        console.print(
+            f"[yellow]note:[/yellow] {problem}; the sample bots are our own, so the demo runs them "
+            "unsandboxed (user bots are refused without a sandbox unless you pass --no-sandbox)."
+        )
     seed = random.randrange(2**32) if args.seed is None else args.seed
     t = create(
         db,
@@ -82,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         move_time=args.move_time,
         bank=max(2.0, 10 * args.move_time),
         name=f"demo: {', '.join(bots)}",
+        sandbox=None if problem else SandboxLimits(),
     )
     assert t.id is not None
     total = sum(status_counts(db, t.id).values())

@@ -7,6 +7,7 @@ match, and makes sure every bot process is gone afterwards, whatever happened.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -16,9 +17,18 @@ from pathlib import Path
 from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, BotProcess, launch_command
+from arena.sandbox.bwrap import require_bwrap
+from arena.sandbox.limits import SandboxLimits
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_BOTS = {"random": "random_bot.py", "greedy": "greedy_bot.py", "search": "search_bot.py"}
+
+
+def sandbox_choice(no_sandbox: bool, limits: SandboxLimits | None = None) -> SandboxLimits | None:
+    """The sandbox to use: None when the user opted out (flag or ARENA_SANDBOX=off)."""
+    if no_sandbox or os.environ.get("ARENA_SANDBOX", "").lower() in ("off", "0", "no", "false"):
+        return None
+    return limits or SandboxLimits()
 
 
 @dataclass(frozen=True)
@@ -56,8 +66,15 @@ async def play_local_match(
     config: RefereeConfig | None = None,
     on_event: Callable[[Match], None] | None = None,
     extra_env: Sequence[dict[str, str]] | None = None,
+    sandbox: SandboxLimits | None = None,
 ) -> MatchResult:
-    """Launch ``bots`` (seat k = ``bots[k]``), play one match and reap every process."""
+    """Launch ``bots`` (seat k = ``bots[k]``), play one match and reap every process.
+
+    With ``sandbox`` limits every bot runs under bubblewrap (:mod:`arena.sandbox.bwrap`);
+    :class:`SandboxUnavailableError` when that is impossible here.
+    """
+    if sandbox is not None:
+        require_bwrap()
     sock_dir = Path(tempfile.mkdtemp(prefix="arena-"))
     server = RefereeServer(config)
     procs: list[BotProcess] = []
@@ -70,6 +87,7 @@ async def play_local_match(
                 bot.command,
                 log_dir=log_dir,
                 extra_env=extra_env[seat] if extra_env else None,
+                sandbox=sandbox,
             )
             procs.append(proc)
             await proc.start(address, session.token, log_stem=f"{match_id or 'match'}-seat{seat}-{bot.name}")
@@ -80,7 +98,9 @@ async def play_local_match(
             match_id=match_id,
             probe=lambda seat: procs[seat].probe(),
             evidence=lambda seat: procs[seat].evidence(),
+            settle=lambda seat: procs[seat].settle(),
             on_event=on_event,
+            cpu_time=lambda seat: procs[seat].cpu_time(),
         )
     finally:
         for proc in procs:

@@ -8,10 +8,10 @@ from contextlib import contextmanager
 import typer
 
 from arena.ratings.errors import RatingError
-from arena.sandbox import BotLaunchError
+from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.store.db import Database, StoreError
 
-EXPECTED_ERRORS = (StoreError, BotLaunchError, RatingError, ValueError)
+EXPECTED_ERRORS = (StoreError, BotLaunchError, RatingError, SandboxUnavailableError, ValueError)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

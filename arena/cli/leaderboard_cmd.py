@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from arena.leaderboard import SYSTEMS, leaderboard, render
+from arena.store.tournaments import get_tournament
 from arena.termui import make_console
 
 from .common import database, fail
@@ -28,6 +29,8 @@ def show(
     if system not in SYSTEMS:
         raise typer.BadParameter(f"choose from {', '.join(SYSTEMS)}", param_hint="--system")
     with database() as db:
+        if tournament is not None:
+            get_tournament(db, tournament)  # an unknown id is an error, not an empty leaderboard
         rows = leaderboard(db, tournament_id=tournament, system=system)
     if not rows:
         raise fail("no finished matches yet; run 'arena tournament run ...' first")

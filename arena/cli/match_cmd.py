@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.engine.chance import SEED_LIMIT
-from arena.matchrunner import BotSpec, play_local_match, resolve_bot
+from arena.matchrunner import BotSpec, play_local_match, resolve_bot, sandbox_choice
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
-from arena.sandbox import BotLaunchError
+from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import make_console
 
 
@@ -31,6 +31,12 @@ def match(
     out: Annotated[Path | None, typer.Option(help="replay file (default: replays/<match id>.jsonl)")] = None,
     logs: Annotated[Path, typer.Option(help="directory for the bots' stdout/stderr logs")] = Path("logs"),
     quiet: Annotated[bool, typer.Option(help="no progress, only the result")] = False,
+    no_sandbox: Annotated[
+        bool, typer.Option("--no-sandbox", help="run the bots unsandboxed (only bots you trust)")
+    ] = False,
+    cpu_time: Annotated[
+        bool, typer.Option("--cpu-time", help="charge bots their CPU time instead of wall-clock time")
+    ] = False,
 ) -> None:
     """Run one match between 2-4 bots launched as processes; show progress and the result."""
     if not 2 <= len(bots) <= 4:
@@ -42,7 +48,8 @@ def match(
         raise typer.Exit(2) from None
     specs = _unique_names(specs)
     seed = random.randrange(SEED_LIMIT) if seed is None else seed
-    control = TimeControl(unlimited=True) if unlimited else TimeControl(move_time, bank)
+    control = TimeControl(unlimited=True) if unlimited else TimeControl(move_time, bank, cpu=cpu_time)
+    sandbox = sandbox_choice(no_sandbox)
     console = make_console(stderr=True)
     match_id = f"m{seed % 10**8:08d}-{random.randrange(16**4):04x}"
     console.print(
@@ -51,9 +58,11 @@ def match(
     progress = _Progress(console, quiet)
     try:
         result = asyncio.run(
-            play_local_match(specs, seed, control, match_id=match_id, log_dir=logs, on_event=progress)
+            play_local_match(
+                specs, seed, control, match_id=match_id, log_dir=logs, on_event=progress, sandbox=sandbox
+            )
         )
-    except BotLaunchError as exc:
+    except (BotLaunchError, SandboxUnavailableError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     progress.close()
@@ -120,6 +129,7 @@ def result_table(result: MatchResult) -> Table:
         ("moves", "right"),
         ("think", "right"),
         ("max", "right"),
+        ("cpu", "right"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for s in sorted(result.seats, key=lambda s: (s.placing, s.seat)):
@@ -132,5 +142,6 @@ def result_table(result: MatchResult) -> Table:
             str(s.decisions),
             f"{s.think_total:.3f}s",
             f"{s.think_max * 1000:.1f}ms",
+            "-" if s.cpu_time is None else f"{s.cpu_time:.3f}s",
         )
     return table

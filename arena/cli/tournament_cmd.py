@@ -10,6 +10,8 @@ from rich.table import Table
 
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
+from arena.matchrunner import sandbox_choice
+from arena.sandbox import SandboxLimits
 from arena.store.db import Database
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts
 from arena.termui import make_console
@@ -35,6 +37,13 @@ BankOpt = Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")
 JobsOpt = Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")]
 CandOpt = Annotated[str | None, typer.Option(help="gauntlet: the bot that plays against the field")]
 NameOpt = Annotated[str | None, typer.Option(help="a name for the tournament")]
+NoSandboxOpt = Annotated[
+    bool, typer.Option("--no-sandbox", help="run the bots unsandboxed (only bots you trust)")
+]
+CpuClockOpt = Annotated[bool, typer.Option("--cpu-time", help="charge bots CPU time, not wall-clock time")]
+MemOpt = Annotated[int, typer.Option(min=16, help="sandbox: memory per bot in MiB")]
+ProcsOpt = Annotated[int, typer.Option(min=1, help="sandbox: processes/threads per bot")]
+CpuSecOpt = Annotated[int, typer.Option(min=1, help="sandbox: CPU seconds per bot process in all")]
 
 
 def _tables(text: str) -> tuple[int, ...]:
@@ -60,6 +69,8 @@ def _create(
     bank: float,
     candidate: str | None,
     name: str | None,
+    sandbox: SandboxLimits | None,
+    cpu_clock: bool,
 ) -> int:
     if fmt not in FORMATS:
         raise typer.BadParameter(f"choose {' or '.join(FORMATS)}", param_hint="--format")
@@ -74,10 +85,13 @@ def _create(
         bank=bank,
         candidate=candidate,
         name=name,
+        sandbox=sandbox,
+        cpu_clock=cpu_clock,
     )
     assert t.id is not None
     total = sum(status_counts(db, t.id).values())
-    typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}", err=True)
+    where = "sandboxed" if sandbox else "NOT sandboxed"
+    typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}, bots {where}", err=True)
     return t.id
 
 
@@ -109,10 +123,17 @@ def run(
     jobs: JobsOpt = None,
     candidate: CandOpt = None,
     name: NameOpt = None,
+    no_sandbox: NoSandboxOpt = False,
+    cpu_time: CpuClockOpt = False,
+    memory_mb: MemOpt = 1024,
+    max_processes: ProcsOpt = 64,
+    cpu_seconds: CpuSecOpt = 3600,
 ) -> None:
     """Create a tournament and run it to the end, then print its leaderboard."""
     with database() as db:
-        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name)
+        limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
+        sandbox = sandbox_choice(no_sandbox, limits)
+        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time)
         _run(db, tid, jobs)
 
 
@@ -127,10 +148,17 @@ def create_(
     bank: BankOpt = 10.0,
     candidate: CandOpt = None,
     name: NameOpt = None,
+    no_sandbox: NoSandboxOpt = False,
+    cpu_time: CpuClockOpt = False,
+    memory_mb: MemOpt = 1024,
+    max_processes: ProcsOpt = 64,
+    cpu_seconds: CpuSecOpt = 3600,
 ) -> None:
     """Create a tournament (all matches queued) and print its id; start it with 'start ID'."""
     with database() as db:
-        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name)
+        limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
+        sandbox = sandbox_choice(no_sandbox, limits)
+        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time)
     typer.echo(tid)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,11 @@ InboxItem = pb.BotMessage | Closed | Garbage
 Probe = Callable[[int], tuple[Reason, str] | None]
 # evidence(seat) -> extra evidence (e.g. the stderr tail) for a forfeit
 EvidenceFn = Callable[[int], dict[str, Any]]
+# cpu_time(seat) -> CPU seconds used so far by the seat's bot (process tree), or None
+CpuFn = Callable[[int], float | None]
+# settle(seat) -> returns (within a bounded time) once a dead seat's last output has been
+# collected, so that its forfeit's evidence holds what it wrote just before it died
+Settle = Callable[[int], Awaitable[None]]
 
 
 @dataclass(eq=False)
@@ -111,8 +116,11 @@ class Match:
         connect_timeout: float = 20.0,
         probe: Probe | None = None,
         evidence: EvidenceFn | None = None,
+        settle: Settle | None = None,
+        cpu_time: CpuFn | None = None,
     ) -> None:
         self.names = list(names)
+        self.cpu_time = cpu_time
         self.players = len(self.names)
         self.seed = seed
         self.control = control
@@ -120,6 +128,7 @@ class Match:
         self.connect_timeout = connect_timeout
         self.probe = probe
         self.evidence = evidence
+        self.settle = settle
         self.links = [SeatLink(seat) for seat in range(self.players)]
         self.clocks = [SeatClock(control) for _ in range(self.players)]
         self.forfeits: dict[int, Forfeit] = {}
@@ -179,9 +188,10 @@ class Match:
         dice = DiceStream(self.seed)
         try:
             await self._wait_for_seats()
+            self._cpu_mark(start=True)
             state = self.state
             while not state.is_over and self.players - len(self.forfeits) >= 2:
-                self._check_links()
+                await self._check_links()
                 if state.is_chance:
                     faces = dice.throw(state.turn, state.throw_no + 1, state.dice)
                     writer.throw(faces)
@@ -205,8 +215,14 @@ class Match:
                 self.events += 1
                 if self.on_event is not None:
                     self.on_event(self)
+            self._cpu_mark(start=False)
             forfeits = [self.forfeits[s].to_json() for s in sorted(self.forfeits)]
-            writer.finish(state, forfeits)
+            totals: dict[str, Any] = {"think_s": [round(c.total, 4) for c in self.clocks]}
+            if any(c.cpu_total is not None for c in self.clocks):
+                totals["cpu_s"] = [
+                    None if c.cpu_total is None else round(c.cpu_total, 4) for c in self.clocks
+                ]
+            writer.finish(state, forfeits, **totals)
             result = self._result(state, writer.text(), time.monotonic() - start)
         finally:
             self.done.set()
@@ -216,22 +232,42 @@ class Match:
             link.finish()
         return result
 
+    def _cpu(self, seat: int) -> float | None:
+        if self.cpu_time is None:
+            return None
+        try:
+            return self.cpu_time(seat)
+        except Exception:  # accounting must never break a match
+            return None
+
+    def _cpu_mark(self, *, start: bool) -> None:
+        """CPU of every bot at the start and the end of the game (persistent bots included)."""
+        for seat, clock in enumerate(self.clocks):
+            now = self._cpu(seat)
+            if start:
+                clock.cpu_start = now
+            elif now is not None and clock.cpu_start is not None:
+                clock.cpu_total = max(0.0, now - clock.cpu_start)
+
     def _broadcast(self, event: pb.Event) -> None:
         for link in self.links:
             if link.seat not in self.forfeits:
                 link.pending.append(event)
 
-    def _check_links(self) -> None:
+    async def _check_links(self) -> None:
         """Forfeit seats whose stream closed while they were idle."""
         for link in self.links:
             if link.closed is not None and link.seat not in self.forfeits:
-                reason, detail = self._classify(link.seat, link.closed)
+                reason, detail = await self._classify(link.seat, link.closed)
                 self._forfeit(link.seat, reason, detail)
 
-    def _classify(self, seat: int, closed: Closed) -> tuple[Reason, str]:
+    async def _classify(self, seat: int, closed: Closed) -> tuple[Reason, str]:
         """A closed stream is a crash or a stall when the bot's process says so."""
         if closed.reason in (Reason.DISCONNECTED, Reason.STALLED) and self.probe is not None:
             probed = self.probe(seat)
+            if probed is not None and probed[0] is Reason.CRASHED and self.settle is not None:
+                await self.settle(seat)  # collect its last words (evidence) before the forfeit
+                probed = self.probe(seat) or probed  # by now perhaps with its exit status
             if probed is not None:
                 return probed[0], f"{probed[1]}; the stream ended: {closed.detail}"
         return closed.reason, closed.detail
@@ -246,11 +282,17 @@ class Match:
         asked = await self._ask(seat, state, legal)
         if asked is None:
             return legal[0], {"auto": True}
-        action, used = asked
-        return action, {"ms": round(used * 1000, 3)}
+        action, used, cpu = asked
+        extra: dict[str, Any] = {"ms": round(used * 1000, 3)}
+        if cpu is not None:
+            extra["cpu_ms"] = round(cpu * 1000, 3)
+        return action, extra
 
-    async def _ask(self, seat: int, state: State, legal: tuple[Action, ...]) -> tuple[Action, float] | None:
-        """Request a decision; return the action and the time used, or None after a forfeit."""
+    async def _ask(
+        self, seat: int, state: State, legal: tuple[Action, ...]
+    ) -> tuple[Action, float, float | None] | None:
+        """Request a decision; return the action, the wall time used and (in CPU mode) the CPU
+        time used, or None after a forfeit."""
         link = self.links[seat]
         clock = self.clocks[seat]
         self.request_id += 1
@@ -265,9 +307,11 @@ class Match:
             events=link.pending,
         )
         link.pending = []
+        cpu_before = self._cpu(seat) if self.control.cpu else None
         sent = time.monotonic()
         link.send(pb.RefereeMessage(request=request))
-        deadline = None if budget is None else sent + budget
+        wall = clock.wall_budget()
+        deadline = None if wall is None else sent + wall
         while True:
             try:
                 if deadline is None or not link.inbox.empty():
@@ -278,12 +322,12 @@ class Match:
             except TimeoutError:
                 used = time.monotonic() - sent
                 self._forfeit(
-                    seat, Reason.TIMEOUT, f"no answer after {used:.3f}s (limit {budget:.3f}s)", used=used
+                    seat, Reason.TIMEOUT, f"no answer after {used:.3f}s (limit {wall:.3f}s)", used=used
                 )
                 return None
             used = time.monotonic() - sent
             if isinstance(item, Closed):
-                reason, detail = self._classify(seat, item)
+                reason, detail = await self._classify(seat, item)
                 self._forfeit(seat, reason, detail, used=used)
                 return None
             if isinstance(item, Garbage):
@@ -292,6 +336,7 @@ class Match:
                     seat,
                     Reason.MALFORMED_ACTION,
                     f"sent {item.size} bytes that are not a BotMessage: {item.error}",
+                    used=used,
                 )
                 return None
             which = item.WhichOneof("message")
@@ -322,8 +367,17 @@ class Match:
             except IllegalActionError as exc:
                 self._forfeit(seat, Reason.ILLEGAL_ACTION, str(exc), used=used)
                 return None
-            clock.charge(used)
-            return action, used
+            cpu = None
+            if cpu_before is not None:
+                cpu_after = self._cpu(seat)
+                cpu = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
+                if clock.over_budget(cpu):
+                    self._forfeit(
+                        seat, Reason.TIMEOUT, f"used {cpu:.3f}s of CPU (limit {budget:.3f}s)", used=used
+                    )
+                    return None
+            clock.charge(used, cpu)
+            return action, used, cpu
 
     def _forfeit(self, seat: int, reason: Reason, detail: str, *, used: float | None = None) -> None:
         """The one path every bot failure takes: record it, tell the bot, close its stream."""
@@ -378,6 +432,7 @@ class Match:
                     think_total=clock.total,
                     think_max=clock.max,
                     decisions=clock.decisions,
+                    cpu_time=clock.cpu_total,
                 )
             )
         return MatchResult(

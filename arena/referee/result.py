@@ -21,6 +21,7 @@ class SeatOutcome:
     think_total: float  # seconds, on the referee's clock
     think_max: float
     decisions: int
+    cpu_time: float | None = None  # seconds of CPU of the bot's process tree during the match
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from arena.v1 import arena_pb2 as pb
 
 from .faults import Reason
-from .match import Closed, EvidenceFn, Garbage, InboxItem, Match, Probe, SeatLink
+from .match import Closed, CpuFn, EvidenceFn, Garbage, InboxItem, Match, Probe, SeatLink, Settle
 from .result import MatchResult
 from .sessions import BotSession, SessionRegistry
 from .timecontrol import TimeControl
@@ -128,7 +128,9 @@ class RefereeServer:
         match_id: str | None = None,
         probe: Probe | None = None,
         evidence: EvidenceFn | None = None,
+        settle: Settle | None = None,
         on_event: Callable[[Match], None] | None = None,
+        cpu_time: CpuFn | None = None,
     ) -> MatchResult:
         """Run one match with ``sessions[k]`` in seat k; per-match sessions are revoked after."""
         match = Match(
@@ -139,6 +141,8 @@ class RefereeServer:
             connect_timeout=self.config.connect_timeout,
             probe=probe,
             evidence=evidence,
+            settle=settle,
+            cpu_time=cpu_time,
         )
         match.on_event = on_event
         for seat, session in enumerate(sessions):

@@ -11,12 +11,16 @@ from arena.v1 import arena_pb2 as pb
 class TimeControl:
     """``move_time`` seconds per decision; time beyond it is drawn from a ``bank`` of seconds.
 
-    ``unlimited`` (debug mode) disables every deadline.
+    ``unlimited`` (debug mode) disables every deadline.  With ``cpu`` the bot is charged the CPU
+    time its whole process tree used for the decision instead of the wall-clock time (where the
+    launcher can measure it); a wall-clock limit of ``2 * budget + 1`` seconds still applies, so a
+    bot that sleeps or waits cannot stall a match.
     """
 
     move_time: float = 1.0
     bank: float = 10.0
     unlimited: bool = False
+    cpu: bool = False
 
     def __post_init__(self) -> None:
         if self.move_time < 0 or self.bank < 0:
@@ -30,7 +34,10 @@ class TimeControl:
 
     def describe(self) -> str:
         """``0.5s + 10s bank`` or ``unlimited``."""
-        return "unlimited" if self.unlimited else f"{self.move_time:g}s + {self.bank:g}s bank"
+        if self.unlimited:
+            return "unlimited"
+        kind = " CPU" if self.cpu else ""
+        return f"{self.move_time:g}s{kind} + {self.bank:g}s{kind} bank"
 
 
 class SeatClock:
@@ -42,15 +49,30 @@ class SeatClock:
         self.total = 0.0
         self.max = 0.0
         self.decisions = 0
+        self.cpu_start: float | None = None
+        self.cpu_total: float | None = None
 
     def budget(self) -> float | None:
-        """Seconds the next decision may take, or None without limits."""
+        """Seconds (wall or CPU) the next decision may use, or None without limits."""
         return None if self.control.unlimited else self.control.move_time + self.bank
 
-    def charge(self, used: float) -> None:
-        """Account a decision that took ``used`` seconds."""
+    def wall_budget(self) -> float | None:
+        """The wall-clock deadline of the next decision, in seconds from the request."""
+        budget = self.budget()
+        if budget is None or not self.control.cpu:
+            return budget
+        return 2 * budget + 1.0
+
+    def charge(self, used: float, cpu: float | None = None) -> None:
+        """Account a decision that took ``used`` wall seconds (and ``cpu`` CPU seconds)."""
         self.total += used
         self.max = max(self.max, used)
         self.decisions += 1
         if not self.control.unlimited:
-            self.bank = max(0.0, self.bank - max(0.0, used - self.control.move_time))
+            spent = cpu if self.control.cpu and cpu is not None else used
+            self.bank = max(0.0, self.bank - max(0.0, spent - self.control.move_time))
+
+    def over_budget(self, cpu: float | None) -> bool:
+        """In CPU mode: did the decision use more CPU than move time + bank?"""
+        budget = self.budget()
+        return bool(self.control.cpu and budget is not None and cpu is not None and cpu > budget)

@@ -1,5 +1,15 @@
 """Launching bot processes: commands, process groups, bounded output capture, reaping."""
 
+from .bwrap import SandboxUnavailableError, bwrap_problem, require_bwrap
 from .launcher import BotLaunchError, BotProcess, launch_command
+from .limits import SandboxLimits
 
-__all__ = ["BotLaunchError", "BotProcess", "launch_command"]
+__all__ = [
+    "BotLaunchError",
+    "BotProcess",
+    "SandboxLimits",
+    "SandboxUnavailableError",
+    "bwrap_problem",
+    "launch_command",
+    "require_bwrap",
+]

@@ -10,6 +10,7 @@ import re
 import shutil
 import stat
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,8 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
 
     The file is copied into the content-addressed artifact store, so later changes to ``path``
     do not change the version.  Raises :class:`BotRegistryError` for a bad name or file and
-    :class:`DuplicateUploadError` when the file equals the current version.
+    :class:`DuplicateUploadError` when the file equals the current version (for a removed bot,
+    that file brings the bot back instead).
     """
     if not NAME_RE.match(name):
         raise BotRegistryError(
@@ -96,12 +98,13 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
     target = store / path.name
     if not target.exists():
         store.mkdir(parents=True, exist_ok=True)
-        tmp = store / f".{path.name}.tmp"
+        tmp = store / f".{path.name}.{uuid.uuid4().hex}.tmp"  # unique: concurrent adds of one file
         shutil.copyfile(path, tmp)
         mode = os.stat(path).st_mode
         os.chmod(tmp, (mode | stat.S_IRUSR) & ~(stat.S_IWGRP | stat.S_IWOTH))
         os.replace(tmp, target)
     command = stored_command(launch_command(target))
+    restored = False
     with db.session() as session:
         bot = session.exec(select(Bot).where(Bot.name == name)).first()
         if bot is None:
@@ -110,11 +113,15 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
             session.flush()
         elif bot.removed_at is not None:
             bot.removed_at = None
+            session.add(bot)
+            restored = True
         assert bot.id is not None
         latest = session.exec(
             select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
         ).first()
         if latest is not None and latest.sha256 == digest:
+            if restored:  # adding a removed bot's current file brings the bot back (as 'remove' says)
+                return latest
             raise DuplicateUploadError(
                 f"{path} is identical to {name} version {latest.version} "
                 f"(sha256 {digest[:12]}); nothing added"

@@ -24,6 +24,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while migrating ("PoolArna")
 
 
 class StoreError(Exception):
@@ -100,6 +101,8 @@ def migrate(engine: Engine) -> str:
     known = {rev.revision for rev in script.walk_revisions()}
     try:
         with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE)
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             current = MigrationContext.configure(conn).get_current_revision()
             if current is not None and current not in known:
                 raise SchemaTooNewError(

@@ -113,6 +113,7 @@ class MatchSeat(SQLModel, table=True):
     think_total: float | None = None
     think_max: float | None = None
     decisions: int | None = None
+    cpu_time: float | None = None  # CPU seconds of the bot's process tree during the match
 
 
 class Replay(SQLModel, table=True):

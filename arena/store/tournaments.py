@@ -12,6 +12,7 @@ from typing import Any
 from sqlmodel import col, select
 
 from arena.referee import MatchResult
+from arena.sandbox.limits import SandboxLimits
 
 from .bots import command_of
 from .db import Database, StoreError
@@ -60,6 +61,8 @@ class MatchTask:
     seats: tuple[SeatTask, ...]
     move_time: float
     bank: float
+    sandbox: SandboxLimits | None = None
+    cpu_clock: bool = False
 
     @property
     def key(self) -> str:
@@ -190,6 +193,9 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
             .order_by(col(Match.ordinal))
         ).all()
         ids = [m.id for m in matches]
+        config = json.loads(t.config or "{}")
+        sandbox = SandboxLimits.from_json(config["sandbox"]) if config.get("sandbox") else None
+        cpu_clock = bool(config.get("cpu_clock", False))
         seats: dict[int, list[MatchSeat]] = {}
         for s in session.exec(
             select(MatchSeat).where(col(MatchSeat.match_id).in_(ids)).order_by(col(MatchSeat.seat))
@@ -202,7 +208,18 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
             for s in seats[m.id]:
                 v, b = versions[s.bot_version_id]
                 seat_tasks.append(SeatTask(s.bot_version_id, b.name, tuple(command_of(v)), v.persistent))
-            tasks.append(MatchTask(m.id, tournament_id, m.seed, tuple(seat_tasks), t.move_time, t.bank))
+            tasks.append(
+                MatchTask(
+                    m.id,
+                    tournament_id,
+                    m.seed,
+                    tuple(seat_tasks),
+                    t.move_time,
+                    t.bank,
+                    sandbox=sandbox,
+                    cpu_clock=cpu_clock,
+                )
+            )
         return tasks
 
 
@@ -243,6 +260,7 @@ def record_result(db: Database, match_id: int, result: MatchResult) -> None:
             o = result.seats[s.seat]
             s.score, s.placing, s.termination, s.detail = o.score, o.placing, o.termination, o.detail or None
             s.think_total, s.think_max, s.decisions = o.think_total, o.think_max, o.decisions
+            s.cpu_time = o.cpu_time
             session.add(s)
         session.add(Replay(match_id=match_id, sha256=digest, size=len(result.replay), data=blob))
 

@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from arena.referee import MatchResult, RefereeConfig
+from arena.sandbox import require_bwrap
 from arena.store.db import Database, StoreError, arena_home
 from arena.store.tournaments import (
     MatchTask,
@@ -74,6 +75,8 @@ def run_tournament(
     get_tournament(db, tournament_id)
     prepare_resume(db, tournament_id)
     tasks = queued_tasks(db, tournament_id)
+    if any(t.sandbox is not None for t in tasks):
+        require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
     counts = status_counts(db, tournament_id)
     total = sum(counts.values())
     done = counts.get("finished", 0)

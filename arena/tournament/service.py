@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from arena.sandbox.limits import SandboxLimits
 from arena.store.bots import resolve_version
 from arena.store.db import Database
 from arena.store.models import Tournament
@@ -28,6 +29,8 @@ def create(
     bank: float = 10.0,
     name: str | None = None,
     candidate: str | None = None,
+    sandbox: SandboxLimits | None = None,
+    cpu_clock: bool = False,
 ) -> Tournament:
     """Store a new tournament of registered ``bots`` (``name`` or ``name@N``).
 
@@ -88,5 +91,9 @@ def create(
         move_time=move_time,
         bank=bank,
         schedule=plan,
-        config={"bots": [*([candidate] if candidate else []), *refs]},
+        config={
+            "bots": [*([candidate] if candidate else []), *refs],
+            "sandbox": sandbox.to_json() if sandbox else None,
+            "cpu_clock": cpu_clock,
+        },
     )

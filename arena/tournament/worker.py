@@ -16,7 +16,7 @@ from pathlib import Path
 
 from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
 from arena.referee.sessions import BotSession
-from arena.sandbox import BotProcess
+from arena.sandbox import BotProcess, SandboxLimits
 from arena.store.tournaments import MatchTask, SeatTask
 
 
@@ -35,8 +35,10 @@ class WorkerState:
         """Start the worker's referee."""
         self.address = await self.server.start(f"unix:{self.sock_dir / 'referee.sock'}")
 
-    async def _launch(self, seat: SeatTask, session: BotSession, stem: str) -> BotProcess:
-        proc = BotProcess(seat.name, seat.command, log_dir=self.log_dir)
+    async def _launch(
+        self, seat: SeatTask, session: BotSession, stem: str, sandbox: SandboxLimits | None
+    ) -> BotProcess:
+        proc = BotProcess(seat.name, seat.command, log_dir=self.log_dir, sandbox=sandbox)
         self.launched += 1
         await proc.start(self.address, session.token, log_stem=f"{stem}-{seat.name}-{self.launched}")
         return proc
@@ -59,7 +61,7 @@ class WorkerState:
                         if entry is not None:
                             await self._drop(key)
                         session = self.server.session(seat.name, persistent=True)
-                        proc = await self._launch(seat, session, f"w{id(self) % 1000}")
+                        proc = await self._launch(seat, session, f"w{id(self) % 1000}", task.sandbox)
                         entry = (proc, session)
                         self.pool[key] = entry
                     keys.append(key)
@@ -67,7 +69,7 @@ class WorkerState:
                     sessions.append(entry[1])
                 else:
                     session = self.server.session(seat.name)
-                    proc = await self._launch(seat, session, task.key)
+                    proc = await self._launch(seat, session, task.key, task.sandbox)
                     fresh.append((proc, session))
                     keys.append(None)
                     procs.append(proc)
@@ -75,10 +77,12 @@ class WorkerState:
             result = await self.server.play(
                 sessions,
                 task.seed,
-                TimeControl(task.move_time, task.bank),
+                TimeControl(task.move_time, task.bank, cpu=task.cpu_clock),
                 match_id=task.key,
                 probe=lambda s: procs[s].probe(),
                 evidence=lambda s: procs[s].evidence(),
+                settle=lambda s: procs[s].settle(),
+                cpu_time=lambda s: procs[s].cpu_time(),
             )
         except BaseException:
             for k in keys:  # a match that did not complete leaves no bot in doubt

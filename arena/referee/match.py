@@ -65,8 +65,9 @@ Probe = Callable[[int], tuple[Reason, str] | None]
 EvidenceFn = Callable[[int], dict[str, Any]]
 # cpu_time(seat) -> CPU seconds used so far by the seat's bot (process tree), or None
 CpuFn = Callable[[int], float | None]
-# settle(seat) -> returns (within a bounded time) once a dead seat's last output has been
-# collected, so that its forfeit's evidence holds what it wrote just before it died
+# settle(seat) -> after a seat's stream ended: returns (within a bounded time) once its process
+# has exited if it was about to, and its last output has been collected, so that the forfeit's
+# reason and evidence hold how it ended and what it wrote just before
 Settle = Callable[[int], Awaitable[None]]
 
 
@@ -265,8 +266,10 @@ class Match:
         """A closed stream is a crash or a stall when the bot's process says so."""
         if closed.reason in (Reason.DISCONNECTED, Reason.STALLED) and self.probe is not None:
             probed = self.probe(seat)
-            if probed is not None and probed[0] is Reason.CRASHED and self.settle is not None:
-                await self.settle(seat)  # collect its last words (evidence) before the forfeit
+            if self.settle is not None and (probed is None or probed[0] is Reason.CRASHED):
+                # It may be dying (a sandbox exits just after its bot): give it a moment, and
+                # collect its last words (evidence) before the forfeit.
+                await self.settle(seat)
                 probed = self.probe(seat) or probed  # by now perhaps with its exit status
             if probed is not None:
                 return probed[0], f"{probed[1]}; the stream ended: {closed.detail}"
@@ -401,7 +404,7 @@ class Match:
                         pb.SeatResult(
                             seat=seat,
                             score=pts[seat],
-                            placing=self.players,
+                            placing=placings_with_forfeits(pts, list(self.forfeits))[seat],
                             termination=str(reason),
                             detail=detail[:1000],
                         )

@@ -35,10 +35,22 @@ TOKEN_KEY = "arena-token"
 class RefereeConfig:
     """Transport settings.  Keepalive pings notice a frozen bot between its turns."""
 
-    max_message_bytes: int = 64 * 1024  # a bot's messages are tiny; anything larger is refused
+    max_message_bytes: int = 64 * 1024  # a bot's messages are tiny; a larger one is malformed
+    # The transport accepts more, so that an oversized message is read and reported precisely
+    # (malformed-action) instead of the stream just breaking; beyond this the stream is cut.
+    transport_max_bytes: int = 128 * 1024 * 1024
     keepalive_ms: int = 2000  # ping every bot this often
     keepalive_timeout_ms: int = 2000  # a bot that does not answer a ping in time is stalled
     connect_timeout: float = 20.0  # seconds to connect before a no-show
+
+
+def _parser(limit: int) -> Callable[[bytes], InboxItem]:
+    def parse(data: bytes) -> InboxItem:
+        if len(data) > limit:
+            return Garbage(len(data), f"a message of {len(data)} bytes is over the {limit}-byte limit")
+        return _parse(data)
+
+    return parse
 
 
 def _parse(data: bytes) -> InboxItem:
@@ -69,7 +81,7 @@ class RefereeServer:
         """
         c = self.config
         options = [
-            ("grpc.max_receive_message_length", c.max_message_bytes),
+            ("grpc.max_receive_message_length", c.transport_max_bytes),
             ("grpc.keepalive_time_ms", c.keepalive_ms),
             ("grpc.keepalive_timeout_ms", c.keepalive_timeout_ms),
             ("grpc.http2.ping_timeout_ms", c.keepalive_timeout_ms),
@@ -84,7 +96,7 @@ class RefereeServer:
             {
                 "Play": grpc.stream_stream_rpc_method_handler(
                     self._play,
-                    request_deserializer=_parse,
+                    request_deserializer=_parser(c.max_message_bytes),
                     response_serializer=pb.RefereeMessage.SerializeToString,
                 )
             },
@@ -217,7 +229,9 @@ class RefereeServer:
                 link.deliver(item)
                 if link.closed is not None:
                     return
-            link.deliver(Closed(Reason.DISCONNECTED, "the bot closed its stream"))
+            link.deliver(
+                Closed(Reason.DISCONNECTED, "the stream ended (closed by the bot or the connection lost)")
+            )
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:

@@ -5,8 +5,8 @@ own PID namespace that dies with it, no IPC, its own hostname), with every capab
 uid/gid 65534 inside, on a read-only view of the system (``/usr``, the libraries, the Python
 installation and the ``arena`` package), its own directory read-only, a private writable
 ``/tmp`` (its HOME) and nothing else: not the database, not the other bots, not the host's home
-directories.  It reaches the referee through the referee's Unix socket directory, bind-mounted at
-``/run/arena``.  Its environment is cleared to a few known variables.  Resource limits come from
+directories.  It reaches the referee through the referee's Unix socket directory, bind-mounted read-only
+at ``/run/arena``.  Its environment is cleared to a few known variables.  Resource limits come from
 ``prlimit`` (rlimits) and, where possible, a cgroup (see :mod:`arena.sandbox.cgroups`).
 """
 
@@ -127,7 +127,10 @@ def wrap(
         "/tmp",
         "--dir",
         "/run",
-        "--bind",
+        # Read-only: connecting to a Unix socket needs no write access to the mount, and the
+        # bot (uid 65534 inside, but the arena's uid outside) must not be able to replace,
+        # chmod or unlink the referee's socket that other bots dial (or litter the directory).
+        "--ro-bind",
         str(socket_dir),
         SOCKET_DIR,
         "--ro-bind",

@@ -239,11 +239,21 @@ class BotProcess:
             return Reason.CRASHED, "the process exited"
         if state in ("T", "t"):
             return Reason.STALLED, "the process is stopped (frozen)"
+        if any(st in ("T", "t") for st in _descendant_states(self.proc.pid)):
+            # e.g. the bot inside bubblewrap: the launched process is bwrap, not the bot
+            return Reason.STALLED, "a process of the bot is stopped (frozen)"
         return None
 
-    async def settle(self, timeout: float = 1.0) -> None:
-        """Once the process has died: wait (at most ``timeout`` seconds) until everything it
-        wrote to stderr has been read, so that :meth:`evidence` holds its last words."""
+    async def settle(self, timeout: float = 1.0, exit_grace: float = 0.5) -> None:
+        """After the bot's stream ended: if the process still runs, give it ``exit_grace``
+        seconds to exit (a sandboxed bot's launcher, bwrap, exits just after the bot itself);
+        once it has died, wait (at most ``timeout`` seconds) until everything it wrote to stderr
+        has been read, so that :meth:`evidence` holds its last words."""
+        if self.proc is None:
+            return
+        if self.probe() is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), exit_grace)
         probed = self.probe()
         if self._err is not None and probed is not None and probed[0] is Reason.CRASHED:
             await asyncio.wait({self._err.task}, timeout=timeout)
@@ -265,6 +275,14 @@ class BotProcess:
         if proc.returncode is None:  # give it a moment to exit by itself, then ask, then force
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), grace)
+        if proc.returncode is None and self.cgroup is not None:
+            # A sandboxed bot ends from the inside out: every process in its cgroup but the
+            # launched one (bubblewrap) is killed, and bubblewrap reaps its child and exits.
+            # Killing bubblewrap first orphans the sandbox's init as a zombie that only the
+            # system's init reaps, and until then the cgroup cannot be removed (it leaks).
+            self.cgroup.kill_all(keep=proc.pid)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), grace)
         if proc.returncode is None:
             _killpg(proc.pid, signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
@@ -279,6 +297,25 @@ class BotProcess:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(cap.task, 2.0)
         return proc.returncode
+
+
+def _descendant_states(root: int) -> list[str]:
+    """The states (R, S, T, Z, ...) of every descendant of ``root``, from /proc."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append((int(entry), fields[0]))
+    states, todo = [], [root]
+    while todo:
+        for pid, state in children.get(todo.pop(), ()):
+            states.append(state)
+            todo.append(pid)
+    return states
 
 
 def _killpg(pgid: int, sig: signal.Signals) -> None:

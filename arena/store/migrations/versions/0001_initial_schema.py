@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-30 19:53:34.371281
+Create Date: 2026-11-30 19:43:04.495214
 """
 
 from __future__ import annotations
@@ -110,7 +110,6 @@ def upgrade() -> None:
         sa.Column("think_total", sa.Float(), nullable=True),
         sa.Column("think_max", sa.Float(), nullable=True),
         sa.Column("decisions", sa.Integer(), nullable=True),
-        sa.Column("cpu_time", sa.Float(), nullable=True),
         sa.ForeignKeyConstraint(
             ["bot_version_id"],
             ["botversion.id"],

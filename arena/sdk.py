@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from google.protobuf.message import Message
@@ -95,44 +96,89 @@ class ConnectError(RuntimeError):
     """The referee refused the connection (bad token) or could not be reached."""
 
 
-def _arguments(argv: Sequence[str] | None) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Connection:
+    """Where and how to reach the referee."""
+
+    address: str
+    token: str
+    tls_ca: str | None = None  # PEM file of the CA that signed the referee's certificate
+    tls_server_name: str | None = None  # expected name in that certificate (default: the host)
+    reconnect: float = 0.0  # seconds to keep trying when a stream drops in the middle of a match
+
+
+def _arguments(argv: Sequence[str] | None) -> Connection:
+    env = os.environ.get
     parser = argparse.ArgumentParser(description="Pool Arena bot")
-    parser.add_argument("--address", default=os.environ.get("ARENA_ADDRESS"), help="referee address")
-    parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN"), help="session token")
+    parser.add_argument("--address", default=env("ARENA_ADDRESS"), help="referee address")
+    parser.add_argument("--token", default=env("ARENA_TOKEN"), help="session token")
+    parser.add_argument("--tls-ca", default=env("ARENA_TLS_CA"), help="CA certificate (PEM): use TLS")
+    parser.add_argument("--tls-server-name", default=env("ARENA_TLS_SERVER_NAME"), help="name in the cert")
+    parser.add_argument(
+        "--reconnect",
+        type=float,
+        default=float(env("ARENA_RECONNECT", "0")),
+        help="seconds to keep reconnecting when a stream drops mid-match (remote bots)",
+    )
     args, _ = parser.parse_known_args(argv)
     if not args.address or not args.token:
         parser.error("the referee address and token are required (--address/--token or ARENA_ADDRESS/TOKEN)")
-    return str(args.address), str(args.token)
+    return Connection(str(args.address), str(args.token), args.tls_ca, args.tls_server_name, args.reconnect)
 
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
     """Connect and play until the referee says goodbye.  Returns the process exit status and
     exits with it when called as the main entry point (``sys.exit(run(bot))`` is not needed)."""
-    address, token = _arguments(argv)
-    code = play(bot, address, token)
+    code = asyncio.run(_play(bot, _arguments(argv)))
     if argv is None:
         sys.exit(code)
     return code
 
 
-def play(bot: Bot, address: str, token: str) -> int:
-    """Play streams on ``token`` until a goodbye (0) or a refusal (2)."""
-    return asyncio.run(_play(bot, address, token))
+def play(bot: Bot, address: str, token: str, **options: Any) -> int:
+    """Play streams on ``token`` until a goodbye (0) or a refusal (2); ``options`` are the other
+    :class:`Connection` fields (``tls_ca``, ``tls_server_name``, ``reconnect``)."""
+    return asyncio.run(_play(bot, Connection(address, token, **options)))
 
 
-async def _play(bot: Bot, address: str, token: str) -> int:
-    options = [("grpc.max_receive_message_length", 4 << 20)]
-    async with grpc.aio.insecure_channel(address, options=options) as channel:
+class _Dropped(Exception):
+    """The stream broke in the middle of a match."""
+
+
+def _channel(conn: Connection) -> grpc.aio.Channel:
+    options: list[tuple[str, Any]] = [("grpc.max_receive_message_length", 4 << 20)]
+    if conn.tls_ca is None:
+        return grpc.aio.insecure_channel(conn.address, options=options)
+    with open(conn.tls_ca, "rb") as fh:
+        creds = grpc.ssl_channel_credentials(root_certificates=fh.read())
+    if conn.tls_server_name:
+        options.append(("grpc.ssl_target_name_override", conn.tls_server_name))
+    return grpc.aio.secure_channel(conn.address, creds, options=options)
+
+
+async def _play(bot: Bot, conn: Connection) -> int:
+    async with _channel(conn) as channel:
         stub = channel.stream_stream(
             PLAY_METHOD,
             request_serializer=pb.BotMessage.SerializeToString,
             response_deserializer=pb.RefereeMessage.FromString,
         )
         streams = 0
+        dropped_at: float | None = None
         while True:
             try:
-                done = await _play_stream(bot, stub, token)
-            except grpc.aio.AioRpcError as exc:
+                done = await _play_stream(bot, stub, conn.token)
+                dropped_at = None
+            except (_Dropped, grpc.aio.AioRpcError) as exc:
+                now = time.monotonic()
+                if dropped_at is None and isinstance(exc, _Dropped):
+                    dropped_at = now
+                if dropped_at is not None and now - dropped_at < conn.reconnect:
+                    await asyncio.sleep(0.2)  # the referee keeps our seat for a grace period
+                    continue
+                if isinstance(exc, _Dropped):
+                    print(f"arena sdk: the stream dropped mid-match: {exc}", file=sys.stderr)
+                    return 3
                 if streams and exc.code() == grpc.StatusCode.UNAVAILABLE:
                     return 0  # the referee went away after we played: nothing more to do
                 why = f"{exc.code().name}: {exc.details()}"
@@ -144,27 +190,38 @@ async def _play(bot: Bot, address: str, token: str) -> int:
 
 
 async def _play_stream(bot: Bot, stub: PlayStub, token: str) -> bool:
-    """One stream (one match).  Returns True when the referee said goodbye."""
+    """One stream (one match).  Returns True when the referee said goodbye; raises _Dropped when
+    the stream broke between the Welcome and the result."""
     call = stub(metadata=((TOKEN_KEY, token),))
     # The Hello goes out after the Welcome, not before it: a stream the referee answers with a
     # Goodbye alone may already be finished, and writing into a finished call fails (INTERNAL).
     goodbye = False
-    while True:
-        message = await call.read()
-        if not isinstance(message, pb.RefereeMessage):  # grpc.aio.EOF
-            break
-        kind = message.WhichOneof("message")
-        if kind == "request":
-            await call.write(_answer(bot, message.request))
-        elif kind == "welcome":
-            await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
-            w = message.welcome
-            bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
-            bot.on_match_start(w)
-        elif kind == "result":
-            bot.on_match_end(message.result)
-        elif kind == "goodbye":
-            goodbye = True
+    in_match = False
+    try:
+        while True:
+            message = await call.read()
+            if not isinstance(message, pb.RefereeMessage):  # grpc.aio.EOF
+                break
+            kind = message.WhichOneof("message")
+            if kind == "request":
+                await call.write(_answer(bot, message.request))
+            elif kind == "welcome":
+                in_match = True
+                await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
+                w = message.welcome
+                bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
+                bot.on_match_start(w)
+            elif kind == "result":
+                in_match = False
+                bot.on_match_end(message.result)
+            elif kind == "goodbye":
+                goodbye = True
+    except grpc.aio.AioRpcError as exc:
+        if in_match:
+            raise _Dropped(f"{exc.code().name}: {exc.details()}") from None
+        raise
+    if in_match:
+        raise _Dropped("the stream ended before the result")
     with contextlib.suppress(grpc.aio.AioRpcError):
         await call.done_writing()
     return goodbye

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from arena.store.bots import add_bot, bot_versions, list_bots, remove_bot
+from arena.store.bots import add_bot, add_remote_bot, bot_versions, list_bots, remove_bot
 from arena.termui import make_console
 
 from .common import database
@@ -21,12 +21,29 @@ app = typer.Typer(
 @app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="bot name (letters, digits, _ . -)")],
-    path: Annotated[Path, typer.Argument(help="the bot: a script (shebang or .py/.js/.sh) or an executable")],
+    path: Annotated[
+        Path | None, typer.Argument(help="the bot: a script (shebang or .py/.js/.sh) or an executable")
+    ] = None,
     fresh: Annotated[
         bool, typer.Option(help="start it fresh for every match instead of keeping it running")
     ] = False,
+    remote: Annotated[
+        bool, typer.Option(help="a remote bot that connects in over TCP: issue its token")
+    ] = False,
 ) -> None:
-    """Register a bot file; adding the same name again makes a new version."""
+    """Register a bot file (adding the same name again makes a new version), or a remote bot."""
+    if remote:
+        if path is not None:
+            raise typer.BadParameter("a remote bot has no file: give only NAME with --remote")
+        with database() as db:
+            v, token = add_remote_bot(db, name)
+        typer.echo(
+            f"added remote bot {name} version {v.version}; its token (shown only once, keep it secret):"
+        )
+        typer.echo(token)
+        return
+    if path is None:
+        raise typer.BadParameter("give the bot's PATH (or --remote for a bot that connects in)")
     with database() as db:
         v = add_bot(db, name, path, persistent=not fresh)
     typer.echo(f"added {name} version {v.version} (sha256 {v.sha256[:12]}, {v.filename})")

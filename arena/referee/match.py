@@ -57,7 +57,14 @@ class Garbage:
     error: str
 
 
-InboxItem = pb.BotMessage | Closed | Garbage
+@dataclass(frozen=True)
+class Away:
+    """Inbox item: the stream of a seat that may reconnect (remote bot) dropped."""
+
+    detail: str
+
+
+InboxItem = pb.BotMessage | Closed | Garbage | Away
 
 # probe(seat) -> (Reason, detail) when the seat's process is known to be dead or frozen
 Probe = Callable[[int], tuple[Reason, str] | None]
@@ -83,10 +90,20 @@ class SeatLink:
     pending: list[pb.Event] = field(default_factory=list)
     hello: str = ""
     last_message: str = ""
+    grace: float = 0.0  # seconds the seat may take to reconnect after its stream drops
+    away_since: float | None = None  # when the stream dropped (None while connected)
+    reattached: asyncio.Event = field(default_factory=asyncio.Event)
+    pending_request: pb.RefereeMessage | None = None  # sent and not yet answered
 
     def deliver(self, item: InboxItem) -> None:
         """Called by the stream reader for every item; flags closure and flooding."""
         if self.closed is not None:
+            return
+        if isinstance(item, Closed) and self.grace > 0 and item.reason == Reason.DISCONNECTED:
+            if self.away_since is None:  # it may come back: not closed, only away
+                self.away_since = time.monotonic()
+                self.reattached.clear()
+                self.inbox.put_nowait(Away(item.detail))
             return
         if isinstance(item, Closed):
             self.closed = item
@@ -157,11 +174,36 @@ class Match:
             )
         )
 
-    def attach(self, seat: int) -> SeatLink:
-        """Bind a stream to ``seat`` (the handler then pumps messages through the link)."""
+    def attach(self, seat: int, *, grace: float = 0.0) -> SeatLink:
+        """Bind a stream to ``seat`` (the handler then pumps messages through the link).
+
+        With ``grace`` > 0 a dropped stream may reconnect to the seat within that many seconds.
+        """
         link = self.links[seat]
+        link.grace = grace
         link.send(self.welcome(seat))
         link.attached.set()
+        return link
+
+    def can_reattach(self, seat: int) -> bool:
+        """True when ``seat``'s stream dropped and it may still come back."""
+        link = self.links[seat]
+        return link.away_since is not None and seat not in self.forfeits and not self.done.is_set()
+
+    def reattach(self, seat: int) -> SeatLink:
+        """Bind a new stream to a seat whose stream dropped: a fresh Welcome first, then the
+        unanswered request (if any) again, then whatever was queued while it was away."""
+        link = self.links[seat]
+        queued: list[pb.RefereeMessage | None] = []
+        while not link.outbox.empty():
+            queued.append(link.outbox.get_nowait())
+        link.outbox.put_nowait(self.welcome(seat))
+        if link.pending_request is not None and not any(m is link.pending_request for m in queued):
+            link.outbox.put_nowait(link.pending_request)
+        for m in queued:
+            link.outbox.put_nowait(m)
+        link.away_since = None
+        link.reattached.set()
         return link
 
     async def _wait_for_seats(self) -> None:
@@ -256,8 +298,15 @@ class Match:
                 link.pending.append(event)
 
     async def _check_links(self) -> None:
-        """Forfeit seats whose stream closed while they were idle."""
+        """Forfeit seats whose stream closed while they were idle, or that stayed away too long."""
+        now = time.monotonic()
         for link in self.links:
+            if (
+                link.away_since is not None
+                and now - link.away_since > link.grace
+                and link.seat not in self.forfeits
+            ):
+                self._forfeit(link.seat, Reason.DISCONNECTED, f"did not reconnect within {link.grace:g}s")
             if link.closed is not None and link.seat not in self.forfeits:
                 reason, detail = await self._classify(link.seat, link.closed)
                 self._forfeit(link.seat, reason, detail)
@@ -312,9 +361,12 @@ class Match:
         link.pending = []
         cpu_before = self._cpu(seat) if self.control.cpu else None
         sent = time.monotonic()
-        link.send(pb.RefereeMessage(request=request))
+        message = pb.RefereeMessage(request=request)
+        link.pending_request = message
+        link.send(message)
         wall = clock.wall_budget()
         deadline = None if wall is None else sent + wall
+        ignored = 0  # messages that answer nothing (a hello, stale answers): a flood past the limit
         while True:
             try:
                 if deadline is None or not link.inbox.empty():
@@ -329,6 +381,25 @@ class Match:
                 )
                 return None
             used = time.monotonic() - sent
+            if isinstance(item, Away):
+                if link.away_since is None:
+                    continue  # it has already come back
+                left = None if deadline is None else deadline - time.monotonic()
+                back = link.grace - (time.monotonic() - link.away_since)
+                try:
+                    async with asyncio.timeout(max(0.0, back)):
+                        await link.reattached.wait()
+                except TimeoutError:
+                    self._forfeit(
+                        seat,
+                        Reason.DISCONNECTED,
+                        f"lost the connection ({item.detail}) and did not reconnect within {link.grace:g}s",
+                        used=used,
+                    )
+                    return None
+                if left is not None and deadline is not None:  # time away does not count
+                    deadline = time.monotonic() + max(0.0, left)
+                continue
             if isinstance(item, Closed):
                 reason, detail = await self._classify(seat, item)
                 self._forfeit(seat, reason, detail, used=used)
@@ -343,6 +414,16 @@ class Match:
                 )
                 return None
             which = item.WhichOneof("message")
+            if which == "hello" or (which == "action" and item.action.request_id < rid):
+                ignored += 1  # counted even while the match reads them as fast as they come
+                if ignored > INBOX_LIMIT:
+                    self._forfeit(
+                        seat,
+                        Reason.MALFORMED_ACTION,
+                        f"flooded the stream: over {INBOX_LIMIT} messages that answer nothing",
+                        used=used,
+                    )
+                    return None
             if which == "hello":
                 link.hello = f"{item.hello.name} {item.hello.version}".strip()[:200]
                 continue
@@ -380,6 +461,7 @@ class Match:
                     )
                     return None
             clock.charge(used, cpu)
+            link.pending_request = None
             return action, used, cpu
 
     def _forfeit(self, seat: int, reason: Reason, detail: str, *, used: float | None = None) -> None:

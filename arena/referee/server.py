@@ -12,6 +12,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -39,9 +40,25 @@ class RefereeConfig:
     # The transport accepts more, so that an oversized message is read and reported precisely
     # (malformed-action) instead of the stream just breaking; beyond this the stream is cut.
     transport_max_bytes: int = 128 * 1024 * 1024
-    keepalive_ms: int = 2000  # ping every bot this often
-    keepalive_timeout_ms: int = 2000  # a bot that does not answer a ping in time is stalled
+    keepalive_ms: int = 5000  # ping every bot this often
+    keepalive_timeout_ms: int = 10000  # a bot that does not answer a ping in time is stalled
     connect_timeout: float = 20.0  # seconds to connect before a no-show
+    reflection: bool = False  # serve gRPC server reflection (debugging)
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A PEM certificate chain and its private key, for the remote-bot listener."""
+
+    cert: Path
+    key: Path
+
+
+def _bound(address: str, port: int) -> str:
+    """``address`` with the port the server really bound (port 0 picks one)."""
+    if address.startswith("unix:"):
+        return address
+    return f"{address.rsplit(':', 1)[0]}:{port}"
 
 
 def _parser(limit: int) -> Callable[[bytes], InboxItem]:
@@ -69,15 +86,20 @@ class RefereeServer:
         self.config = config or RefereeConfig()
         self.registry = SessionRegistry()
         self.address = ""
+        self.listen_address = ""
         self._server: grpc.aio.Server | None = None
         self._health = health.aio.HealthServicer()
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, address: str = "127.0.0.1:0") -> str:
+    async def start(
+        self, address: str = "127.0.0.1:0", *, listen: str | None = None, tls: TlsFiles | None = None
+    ) -> str:
         """Bind ``address`` (``host:port``, port 0 picks one, or ``unix:/path``) and serve.
 
-        Returns the address bots should dial.
+        ``listen`` adds a second address for remote bots (``host:port``), with TLS when ``tls``
+        is given (then :attr:`listen_address` holds the bound address).  Returns the address
+        local bots should dial.
         """
         c = self.config
         options = [
@@ -103,10 +125,18 @@ class RefereeServer:
         )
         server.add_generic_rpc_handlers((handler,))
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        port = server.add_insecure_port(address)
-        if not address.startswith("unix:"):
-            host = address.rsplit(":", 1)[0]
-            address = f"{host}:{port}"
+        if c.reflection:  # debug mode: grpcurl and friends can discover the service
+            from grpc_reflection.v1alpha import reflection
+
+            names = (pb.DESCRIPTOR.services_by_name["Referee"].full_name, reflection.SERVICE_NAME)
+            reflection.enable_server_reflection(names, server)
+        address = _bound(address, server.add_insecure_port(address))
+        if listen is not None:
+            if tls is not None:
+                creds = grpc.ssl_server_credentials([(tls.key.read_bytes(), tls.cert.read_bytes())])
+                self.listen_address = _bound(listen, server.add_secure_port(listen, creds))
+            else:
+                self.listen_address = _bound(listen, server.add_insecure_port(listen))
         await server.start()
         await self._health.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
@@ -196,16 +226,22 @@ class RefereeServer:
         link: SeatLink | None = None
         reader: asyncio.Task[None] | None = None
         try:
-            assignment = await session.assignments.get()
-            if assignment is None:
-                self.registry.retired(session.token)  # the goodbye is delivered: owed no more
-                yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
-                return
-            link = assignment.match.attach(assignment.seat)
+            current = session.current
+            if current is not None and current.match.can_reattach(current.seat):
+                link = current.match.reattach(current.seat)  # a dropped stream comes back
+            else:
+                assignment = await session.assignments.get()
+                if assignment is None:
+                    self.registry.retired(session.token)  # the goodbye is delivered: owed no more
+                    yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
+                    return
+                session.current = assignment
+                link = assignment.match.attach(assignment.seat, grace=session.grace)
             reader = asyncio.create_task(self._pump(requests, link))
             while True:
                 message = await link.outbox.get()
                 if message is None:
+                    session.current = None  # this seat's match is over
                     break
                 yield message
             if not session.persistent:

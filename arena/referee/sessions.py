@@ -8,6 +8,7 @@ remote bot) receives one assignment after another on the same token.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -35,6 +36,8 @@ class BotSession:
     stream_open: bool = False
     revoked: bool = False
     hello: str = ""
+    grace: float = 0.0  # seconds a dropped stream may take to reconnect to the same seat
+    current: Assignment | None = None  # the seat being played, while its stream is attached
 
     def assign(self, match: Match, seat: int) -> None:
         """Queue a seat for this session's next stream."""
@@ -45,11 +48,21 @@ class BotSession:
         self.assignments.put_nowait(None)
 
 
+def token_hash(token: str) -> str:
+    """The sha256 (hex) under which a long-lived remote bot token is stored."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
 class SessionRegistry:
-    """Tokens to sessions.  Tokens are random, 192 bits, and compared in constant time."""
+    """Tokens to sessions.  Tokens are random, 192 bits, and compared in constant time.
+
+    Remote bots hold long-lived tokens of which only the sha256 is known here: a session
+    expected by :meth:`expect_remote` is found by hashing the token a stream presents.
+    """
 
     def __init__(self) -> None:
         self._by_token: dict[str, BotSession] = {}
+        self._remote: dict[str, BotSession] = {}
         # Revoked persistent sessions whose bot may be between two streams: its next stream
         # is told goodbye (once) instead of being refused.
         self._retired: dict[str, BotSession] = {}
@@ -60,10 +73,21 @@ class SessionRegistry:
         self._by_token[session.token] = session
         return session
 
+    def expect_remote(self, name: str, hashed: str, *, grace: float = 30.0) -> BotSession:
+        """The (persistent) session of the remote bot whose token hashes to ``hashed``."""
+        session = self._remote.get(hashed)
+        if session is None or session.revoked:
+            session = BotSession(name=name, token="", persistent=True, grace=grace)
+            self._remote[hashed] = session
+        return session
+
     def lookup(self, token: str) -> BotSession | None:
         """The live session of ``token``, or None."""
         session = self._by_token.get(token)
-        if session is None or session.revoked or not secrets.compare_digest(session.token, token):
+        if session is None:
+            remote = self._remote.get(token_hash(token))
+            return remote if remote is not None and not remote.revoked else None
+        if session.revoked or not secrets.compare_digest(session.token, token):
             return None
         return session
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from sqlmodel import Session, col, func, select
 
+from arena.referee.sessions import token_hash
 from arena.sandbox import BotLaunchError, launch_command
 
 from .db import Database, StoreError, arena_home
@@ -139,6 +141,51 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
         session.flush()
         session.refresh(version)
         return version
+
+
+def add_remote_bot(db: Database, name: str) -> tuple[BotVersion, str]:
+    """Register a remote bot (it connects in over TCP) and return its new version and its
+    long-lived token.  Only the token's sha256 is stored: the token is shown once."""
+    if not NAME_RE.match(name):
+        raise BotRegistryError(f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-'")
+    token = "rt_" + secrets.token_urlsafe(32)
+    hashed = token_hash(token)
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        if bot is None:
+            bot = Bot(name=name)
+            session.add(bot)
+            session.flush()
+        elif bot.removed_at is not None:
+            bot.removed_at = None
+        assert bot.id is not None
+        latest = session.exec(
+            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+        ).first()
+        version = BotVersion(
+            bot_id=bot.id,
+            version=(latest.version + 1) if latest else 1,
+            sha256=hashed,
+            filename="(remote)",
+            artifact="",
+            command="[]",
+            kind="remote",
+            persistent=True,
+            token_hash=hashed,
+        )
+        session.add(version)
+        session.flush()
+        session.refresh(version)
+        return version, token
+
+
+def remote_versions(db: Database) -> list[tuple[BotVersion, str]]:
+    """The latest version of every active remote bot, with the bot's name."""
+    out = []
+    for info in list_bots(db):
+        if info.latest.kind == "remote":
+            out.append((info.latest, info.bot.name))
+    return out
 
 
 def list_bots(db: Database, *, include_removed: bool = False) -> list[BotInfo]:

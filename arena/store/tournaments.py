@@ -314,3 +314,29 @@ def load_replay(db: Database, match_id: int) -> str:
                 f"the replay of match {match_id} does not match its stored sha256 (damaged in storage)"
             )
         return text
+
+
+def add_match(db: Database, tournament_id: int, seed: int, group: str, version_ids: list[int]) -> int:
+    """Append one match (queued, then marked running) to a tournament whose matches are made as
+    they happen (the remote-bot lobby); return its id."""
+    with db.session() as session:
+        last = session.exec(
+            select(Match.ordinal)
+            .where(Match.tournament_id == tournament_id)
+            .order_by(col(Match.ordinal).desc())
+        ).first()
+        m = Match(
+            tournament_id=tournament_id,
+            ordinal=0 if last is None else last + 1,
+            seed=seed,
+            group_key=group,
+            status=MatchStatus.RUNNING,
+            started_at=utcnow(),
+            attempts=1,
+        )
+        session.add(m)
+        session.flush()
+        assert m.id is not None
+        for seat, vid in enumerate(version_ids):
+            session.add(MatchSeat(match_id=m.id, seat=seat, bot_version_id=vid))
+        return m.id

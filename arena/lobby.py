@@ -1,0 +1,218 @@
+"""The lobby: remote bots connect in over TCP (optionally TLS) and are matched while online.
+
+``arena serve`` listens for remote bots (registered with ``arena bots add NAME --remote``; they
+present their long-lived token, of which only the sha256 is stored).  Whenever a remote bot is
+connected and idle, the lobby starts its next match against the configured local opponents,
+launched as sandboxed processes; the bot learns of it by the Welcome on its stream.  Its games
+are played in duplicate sets (the same seed under every seat rotation).  A remote bot whose
+connection drops may reconnect with its token within the grace period and continue, its clock
+and bank as they were.  Every match is stored like a tournament match (one "lobby" tournament per
+``serve`` run), with its replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
+from arena.referee.match import Match
+from arena.referee.server import TlsFiles
+from arena.referee.sessions import BotSession
+from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
+from arena.store.bots import command_of, remote_versions, resolve_version
+from arena.store.db import Database, arena_home
+from arena.store.models import BotVersion
+from arena.store.tournaments import add_match, create_tournament, record_failure, record_result
+from arena.tournament.pairing import derive_seed, rotations
+
+
+class LobbyError(ValueError):
+    """A lobby that cannot be set up as asked."""
+
+
+@dataclass(frozen=True)
+class LobbyConfig:
+    """What ``arena serve`` does."""
+
+    listen: str
+    opponents: tuple[str, ...]
+    players: int = 2
+    games: int = 2  # matches per remote bot (0: keep playing while it is online)
+    move_time: float = 1.0
+    bank: float = 10.0
+    grace: float = 30.0  # seconds a dropped remote bot may take to reconnect
+    seed: int = 1
+    tls: TlsFiles | None = None
+    sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)
+    duration: float = 0.0  # stop after this many seconds (0: when every remote bot is done)
+
+
+@dataclass
+class _Remote:
+    version: BotVersion
+    name: str
+    session: BotSession
+    played: int = 0
+    running: asyncio.Task[None] | None = None
+
+
+class Lobby:
+    """One ``serve`` run."""
+
+    def __init__(
+        self,
+        db: Database,
+        config: LobbyConfig,
+        *,
+        log: Callable[[str], None] = print,
+        on_event: Callable[[Match], None] | None = None,
+    ) -> None:
+        if not 2 <= config.players <= 4:
+            raise LobbyError("players must be 2, 3 or 4")
+        if len(config.opponents) < config.players - 1:
+            raise LobbyError(f"a {config.players}-player table needs {config.players - 1} opponents")
+        if config.sandbox is not None:
+            require_bwrap()
+        self.db = db
+        self.config = config
+        self.log = log
+        self.on_event = on_event
+        self.server = RefereeServer(RefereeConfig(connect_timeout=60.0))
+        self.sock_dir = Path(tempfile.mkdtemp(prefix="arena-lobby-"))
+        self.opponents = [resolve_version(db, name) for name in config.opponents[: config.players - 1]]
+        self.opponent_names = {
+            v.id or 0: name for v, name in zip(self.opponents, config.opponents, strict=False)
+        }
+        for v in self.opponents:
+            if v.kind == "remote":
+                raise LobbyError("opponents must be local bots (remote bots are the ones that connect)")
+        self.remotes: list[_Remote] = []
+        self.tournament_id = 0
+        self.address = ""
+        self.results: list[MatchResult] = []
+
+    async def start(self) -> str:
+        """Listen, expect every registered remote bot, and create the lobby's tournament."""
+        c = self.config
+        await self.server.start(f"unix:{self.sock_dir / 'referee.sock'}", listen=c.listen, tls=c.tls)
+        self.address = self.server.listen_address
+        for version, name in remote_versions(self.db):
+            assert version.token_hash is not None
+            session = self.server.registry.expect_remote(name, version.token_hash, grace=c.grace)
+            self.remotes.append(_Remote(version, name, session))
+        if not self.remotes:
+            raise LobbyError("no remote bots registered; add one with 'arena bots add NAME --remote'")
+        versions = [r.version for r in self.remotes] + self.opponents
+        t = create_tournament(
+            self.db,
+            name=f"lobby on {self.address}",
+            fmt="lobby",
+            versions=versions,
+            table_sizes=[c.players],
+            games=c.games,
+            seed=c.seed,
+            move_time=c.move_time,
+            bank=c.bank,
+            schedule=[],
+            config={"listen": self.address, "tls": c.tls is not None, "opponents": list(c.opponents)},
+        )
+        assert t.id is not None
+        self.tournament_id = t.id
+        return self.address
+
+    def _done(self, r: _Remote) -> bool:
+        return self.config.games > 0 and r.played >= self.config.games
+
+    async def run(self) -> int:
+        """Match remote bots while they are online; return the number of matches played."""
+        started = time.monotonic()
+        try:
+            while True:
+                for r in self.remotes:
+                    idle = r.session.stream_open and r.session.current is None and r.running is None
+                    if idle and not self._done(r):
+                        r.running = asyncio.create_task(self._play(r))
+                    if r.running is not None and r.running.done():
+                        r.running = None
+                if all(self._done(r) and r.running is None for r in self.remotes):
+                    break
+                if self.config.duration and time.monotonic() - started > self.config.duration:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            for r in self.remotes:
+                if r.running is not None:
+                    with contextlib.suppress(Exception):
+                        await r.running
+        return len(self.results)
+
+    async def _play(self, r: _Remote) -> None:
+        c = self.config
+        game = r.played
+        r.played += 1
+        table = (0, *range(1, c.players))
+        seating = rotations(table)[game % c.players]
+        seed = derive_seed(c.seed, r.version.id or 0, game // c.players)
+        entries: list[BotVersion] = [r.version, *self.opponents]
+        versions = [entries[i] for i in seating]
+        ids = [v.id for v in versions if v.id is not None]
+        match_id = add_match(self.db, self.tournament_id, seed, f"{r.name}:g{game // c.players}", ids)
+        sessions: list[BotSession] = []
+        procs: list[BotProcess | None] = []
+        log_dir = arena_home() / "logs" / f"lobby-{self.tournament_id}"
+        try:
+            for seat, v in enumerate(versions):
+                if v is r.version:
+                    sessions.append(r.session)
+                    procs.append(None)
+                    continue
+                name = self._name(v)
+                session = self.server.session(name)
+                proc = BotProcess(name, command_of(v), log_dir=log_dir, sandbox=c.sandbox)
+                await proc.start(
+                    self.server.address, session.token, log_stem=f"m{match_id}-seat{seat}-{name}"
+                )
+                sessions.append(session)
+                procs.append(proc)
+            self.log(f"match {match_id}: {' vs '.join(s.name for s in sessions)} (seed {seed})")
+            result = await self.server.play(
+                sessions,
+                seed,
+                TimeControl(c.move_time, c.bank),
+                match_id=f"t{self.tournament_id}-m{match_id}",
+                probe=lambda s: p.probe() if (p := procs[s]) else None,
+                evidence=lambda s: p.evidence() if (p := procs[s]) else {},
+                cpu_time=lambda s: p.cpu_time() if (p := procs[s]) else None,
+                on_event=self.on_event,
+            )
+        except Exception as exc:  # the arena failed, not a bot: recorded loudly
+            record_failure(self.db, match_id, f"{type(exc).__name__}: {exc}")
+            self.log(f"match {match_id} failed: {exc}")
+            return
+        finally:
+            for launched in procs:
+                if launched is not None:
+                    with contextlib.suppress(Exception):
+                        await launched.stop(grace=0.5)
+        record_result(self.db, match_id, result)
+        self.results.append(result)
+        summary = ", ".join(f"{s.name} {s.score} ({s.termination})" for s in result.seats)
+        self.log(f"match {match_id} finished: {summary}")
+
+    def _name(self, v: BotVersion) -> str:
+        return self.opponent_names.get(v.id or 0, str(v.id))
+
+    async def close(self) -> None:
+        """Say goodbye to the remote bots and stop listening."""
+        for r in self.remotes:
+            self.server.revoke(r.session)
+        await asyncio.sleep(0.2)  # let waiting streams receive their goodbye
+        await self.server.stop(0.5)
+        shutil.rmtree(self.sock_dir, ignore_errors=True)

@@ -1,0 +1,281 @@
+"""Remote bots (issue 9): registered with a long-lived token, they connect in over TCP (and TLS)
+to the lobby, are matched while online, survive a forced disconnect by reconnecting within the
+grace period, and bad or reused tokens are refused.  Real gRPC, real bot processes, a real TCP
+proxy whose connections the test cuts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.engine import replay
+from arena.lobby import Lobby, LobbyConfig
+from arena.referee.match import Match
+from arena.referee.server import TlsFiles
+from arena.sandbox import SandboxLimits, bwrap_problem
+from arena.store.bots import add_bot, add_remote_bot
+from arena.store.db import Database
+from arena.store.tournaments import load_replay
+from arena.v1 import arena_pb2 as pb
+
+REPO = Path(__file__).resolve().parent.parent.parent
+METHOD = "/arena.v1.Referee/Play"
+
+
+class Proxy:
+    """A TCP proxy on 127.0.0.1 that can cut every open connection (a forced disconnect)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.writers: list[asyncio.StreamWriter] = []
+        self.connections = 0
+        self.server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self.writers += [writer, up_writer]
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    def cut(self) -> None:
+        """Reset every connection that is open now."""
+        for w in self.writers:
+            sock = w.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):  # reset, not a polite close
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            w.close()
+        self.writers.clear()
+
+    async def close(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    database = Database()
+    add_bot(database, "greedy", REPO / "bots" / "greedy_bot.py")
+    yield database
+    database.close()
+
+
+def _sandbox() -> SandboxLimits | None:
+    return SandboxLimits() if bwrap_problem() is None else None
+
+
+async def _bot(port: int, token: str, *extra: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(REPO / "bots" / "random_bot.py"),
+        f"--address=127.0.0.1:{port}",
+        f"--token={token}",
+        *extra,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
+    """The remote bot's TCP connection is reset mid-match; it reconnects with its token and the
+    match completes with no forfeit; its clock was not charged for the time away."""
+    _, token = add_remote_bot(db, "remote")
+
+    async def main() -> tuple[Lobby, Proxy, int, bytes]:
+        cut_done = asyncio.Event()
+
+        def on_event(m: Match) -> None:
+            remote_seat = m.names.index("remote")
+            if not cut_done.is_set() and m.events >= 150 and m.state.seat == remote_seat:
+                cut_done.set()
+                proxy.cut()
+
+        config = LobbyConfig(
+            listen="127.0.0.1:0",
+            opponents=("greedy",),
+            games=2,
+            move_time=2.0,
+            bank=5.0,
+            grace=20.0,
+            sandbox=_sandbox(),
+        )
+        lobby = Lobby(db, config, log=lambda _: None, on_event=on_event)
+        address = await lobby.start()
+        proxy = Proxy(int(address.rsplit(":", 1)[1]))
+        await proxy.start()
+        bot = await _bot(proxy.port, token, "--reconnect=20")
+        try:
+            await asyncio.wait_for(lobby.run(), 120)
+        finally:
+            await lobby.close()
+            await proxy.close()
+        _, err = await asyncio.wait_for(bot.communicate(), 30)
+        assert cut_done.is_set(), "the test never cut the connection"
+        return lobby, proxy, bot.returncode or 0, err
+
+    lobby, proxy, code, err = asyncio.run(main())
+    assert code == 0, err.decode()
+    assert proxy.connections >= 2  # it really had to reconnect
+    assert len(lobby.results) == 2
+    for result in lobby.results:
+        assert result.forfeits == (), result.forfeits
+        assert result.termination in ("normal", "round-cap")
+        replay(result.replay)
+    stored = load_replay(db, 1)
+    assert replay(stored).result["scores"] == list(lobby.results[0].scores)
+
+
+def test_remote_bot_that_stays_away_forfeits_after_the_grace_period(db: Database) -> None:
+    """A remote bot that drops and never comes back is forfeited as disconnected."""
+    _, token = add_remote_bot(db, "remote")
+
+    async def main() -> Lobby:
+        def on_event(m: Match) -> None:
+            if m.events == 60:
+                proxy.cut()
+                bot.kill()
+
+        lobby = Lobby(
+            db,
+            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=1, grace=1.0, sandbox=_sandbox()),
+            log=lambda _: None,
+            on_event=on_event,
+        )
+        address = await lobby.start()
+        proxy = Proxy(int(address.rsplit(":", 1)[1]))
+        await proxy.start()
+        bot = await _bot(proxy.port, token)
+        try:
+            await asyncio.wait_for(lobby.run(), 60)
+        finally:
+            await lobby.close()
+            await proxy.close()
+            await bot.wait()
+        return lobby
+
+    lobby = asyncio.run(main())
+    (result,) = lobby.results
+    (forfeit,) = result.forfeits
+    assert str(forfeit.reason) == "disconnected"
+    assert "did not reconnect within 1s" in forfeit.detail
+    replay(result.replay)
+
+
+def test_bad_and_reused_tokens_are_refused(db: Database) -> None:
+    """An unknown token is UNAUTHENTICATED; a second stream on a connected bot's token is
+    PERMISSION_DENIED; the connected bot's match is not disturbed."""
+    _, token = add_remote_bot(db, "remote")
+
+    async def attempt(port: int, tok: str) -> grpc.StatusCode:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            call = ch.stream_stream(
+                METHOD,
+                request_serializer=pb.BotMessage.SerializeToString,
+                response_deserializer=pb.RefereeMessage.FromString,
+            )(metadata=(("arena-token", tok),))
+            try:
+                await call.read()
+            except grpc.aio.AioRpcError as exc:
+                return exc.code()
+            return grpc.StatusCode.OK
+
+    async def main() -> tuple[list[grpc.StatusCode], Lobby]:
+        codes: list[grpc.StatusCode] = []
+        lobby = Lobby(
+            db,
+            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=1, sandbox=_sandbox()),
+            log=lambda _: None,
+        )
+        address = await lobby.start()
+        port = int(address.rsplit(":", 1)[1])
+        codes.append(await attempt(port, "rt_not-a-real-token"))
+        bot = await _bot(port, token)
+        for _ in range(200):  # until the real bot is connected
+            if lobby.remotes[0].session.stream_open:
+                break
+            await asyncio.sleep(0.05)
+        codes.append(await attempt(port, token))
+        try:
+            await asyncio.wait_for(lobby.run(), 60)
+        finally:
+            await lobby.close()
+            await bot.wait()
+        return codes, lobby
+
+    codes, lobby = asyncio.run(main())
+    assert codes == [grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED]
+    (result,) = lobby.results
+    assert result.forfeits == ()
+
+
+def test_remote_bot_over_tls(db: Database, tmp_path: Path) -> None:
+    """With a certificate the lobby serves TLS; a bot that trusts the CA plays; plaintext fails."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    _, token = add_remote_bot(db, "remote")
+
+    async def main() -> tuple[Lobby, int]:
+        lobby = Lobby(
+            db,
+            LobbyConfig(
+                listen="127.0.0.1:0",
+                opponents=("greedy",),
+                games=1,
+                tls=TlsFiles(cert, key),
+                sandbox=_sandbox(),
+            ),
+            log=lambda _: None,
+        )
+        address = await lobby.start()
+        port = int(address.rsplit(":", 1)[1])
+        plain = await _bot(port, token)  # no --tls-ca: cannot talk to a TLS port
+        plain_code = await asyncio.wait_for(plain.wait(), 30)
+        bot = await _bot(port, token, f"--tls-ca={cert}")
+        try:
+            await asyncio.wait_for(lobby.run(), 60)
+        finally:
+            await lobby.close()
+            await bot.wait()
+        return lobby, plain_code
+
+    lobby, plain_code = asyncio.run(main())
+    assert plain_code != 0
+    (result,) = lobby.results
+    assert result.forfeits == ()
+    replay(result.replay)

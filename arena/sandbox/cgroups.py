@@ -1,8 +1,10 @@
 """Per-bot cgroups: a process limit, a memory limit and exact CPU accounting for a whole tree.
 
 Works with the cgroup v1 controllers (``pids``, ``memory``, ``cpuacct``) and with cgroup v2.  A
-cgroup is created below the one this process is in.  Where the kernel or the container does not
-let us create cgroups, :meth:`BotCgroup.create` returns None and the sandbox relies on rlimits.
+cgroup is created below the one this process is in, named after this process; empty ones that
+a dead arena process left behind (a worker killed mid-match) are removed when the next is made.
+Where the kernel or the container does not let us create cgroups, :meth:`BotCgroup.create`
+returns None and the sandbox relies on rlimits.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
+PREFIX = "arena-bot-"  # then the pid of the arena process that made it, a dash, a random id
 
 
 def _own_paths() -> dict[str, str]:
@@ -29,6 +32,35 @@ def _own_paths() -> dict[str, str]:
         for c in controllers.split(",") if controllers else [""]:
             out[c] = path
     return out
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the bot cgroups in ``parent`` left behind by an arena process that died without
+    removing them (a worker killed mid-match): empty ones whose maker is gone.  A live maker's
+    cgroups are never touched, and a cgroup with processes in it cannot be removed."""
+    with contextlib.suppress(OSError):
+        for d in parent.glob(f"{PREFIX}*-*"):
+            owner = d.name[len(PREFIX) :].split("-", 1)[0]
+            if not owner.isdigit():
+                continue
+            if _alive(int(owner)):
+                continue
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    """True unless ``pid`` is gone or a zombie (a dead process nobody has reaped yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 class BotCgroup:
@@ -46,13 +78,14 @@ class BotCgroup:
     @classmethod
     def create(cls, memory_mb: int, processes: int) -> BotCgroup | None:
         """Create the cgroups with the limits, or None when that is not possible here."""
-        name = f"arena-bot-{uuid.uuid4().hex[:12]}"
+        name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         own = _own_paths()
         v1 = [c for c in ("pids", "memory", "cpuacct") if (ROOT / c).is_dir() and c in own]
         dirs: dict[str, Path] = {}
         try:
             if v1:
                 for c in v1:
+                    _sweep(ROOT / c / own[c].lstrip("/"))
                     d = ROOT / c / own[c].lstrip("/") / name
                     d.mkdir()
                     dirs[c] = d
@@ -62,6 +95,7 @@ class BotCgroup:
                     (dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
                 return cls(dirs, v2=False)
             if (ROOT / "cgroup.controllers").exists() and "" in own:
+                _sweep(ROOT / own[""].lstrip("/"))
                 d = ROOT / own[""].lstrip("/") / name
                 d.mkdir()
                 dirs[""] = d

@@ -275,14 +275,6 @@ class BotProcess:
         if proc.returncode is None:  # give it a moment to exit by itself, then ask, then force
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), grace)
-        if proc.returncode is None and self.cgroup is not None:
-            # A sandboxed bot ends from the inside out: every process in its cgroup but the
-            # launched one (bubblewrap) is killed, and bubblewrap reaps its child and exits.
-            # Killing bubblewrap first orphans the sandbox's init as a zombie that only the
-            # system's init reaps, and until then the cgroup cannot be removed (it leaks).
-            self.cgroup.kill_all(keep=proc.pid)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), grace)
         if proc.returncode is None:
             _killpg(proc.pid, signal.SIGTERM)
             with contextlib.suppress(TimeoutError):

@@ -32,3 +32,13 @@ def answer(request, text=None, request_id=None):
             action=request.legal_actions[0] if text is None else text,
         )
     )
+
+
+def greedy(request):
+    """The greedy policy's ActionReply to ``request`` (games end sooner than with the first
+    legal action, which passes every turn and plays to the round cap)."""
+    from arena.engine import GreedyPolicy
+    from arena.wire import state_from_pb
+
+    action = str(GreedyPolicy().choose(state_from_pb(request.state)))
+    return answer(request, text=action if action in request.legal_actions else None)

@@ -1,0 +1,191 @@
+"""``arena evaluate``: how much stronger is one bot than another?  Duplicate dice, real bots.
+
+::
+
+    arena evaluate bots/search_bot.py --vs greedy --players 4 --games 400 --move-time 0.2
+
+Plays the same match seeds under every seating (2 players: both seatings; 3-4 players: the
+candidate against ``players - 1`` baselines, in every seat once), with the bots running as real
+processes kept alive across matches, ``--jobs`` matches at a time.  Reports the candidate's
+pairwise share (ties count half), the mean score difference, and the Elo difference, each with a
+95 % interval, and runs a sequential test (GSPRT of ``--elo0`` against ``--elo1``) that stops the
+run early once the answer is clear (``--no-sequential`` plays every game).  The statistics are
+described in :mod:`arena.evaluation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arena.engine.chance import SEED_LIMIT
+from arena.evaluate_runner import EvaluationPlan, EvaluationReport, Progress, run_evaluation
+from arena.evaluation import SprtConfig
+from arena.matchrunner import BotSpec, resolve_bot
+from arena.referee import TimeControl
+from arena.sandbox import BotLaunchError
+
+
+def evaluate(
+    candidate: Annotated[
+        str, typer.Argument(help="the bot to measure: script/executable path or sample name")
+    ],
+    vs: Annotated[str, typer.Option("--vs", help="the baseline bot: path or sample name")],
+    players: Annotated[
+        int, typer.Option(min=2, max=4, help="2: both seatings; 3-4: one candidate vs the rest")
+    ] = 2,
+    games: Annotated[int, typer.Option(min=1, help="at most this many games (whole duplicate groups)")] = 200,
+    move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 0.2,
+    bank: Annotated[float, typer.Option(min=0.0, help="overage bank per match, seconds")] = 5.0,
+    jobs: Annotated[int, typer.Option(min=1, help="matches played in parallel")] = 2,
+    seed: Annotated[
+        int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="first match seed (default: random)")
+    ] = None,
+    sequential: Annotated[bool, typer.Option(help="stop early when the sequential test decides")] = True,
+    elo0: Annotated[float, typer.Option(help="sequential test: Elo under H0")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="sequential test: Elo under H1")] = 150.0,
+    alpha: Annotated[float, typer.Option(min=0.001, max=0.49, help="sequential test: false H1 rate")] = 0.05,
+    beta: Annotated[float, typer.Option(min=0.001, max=0.49, help="sequential test: false H0 rate")] = 0.05,
+    json_out: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
+    logs: Annotated[Path | None, typer.Option(help="directory for the bots' stdout/stderr logs")] = None,
+    quiet: Annotated[bool, typer.Option(help="no progress line")] = False,
+) -> None:
+    """Measure CANDIDATE against the baseline with duplicate dice; report share, score and Elo."""
+    try:
+        cand = resolve_bot(candidate)
+        base = resolve_bot(vs)
+    except BotLaunchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if cand.name == base.name:
+        cand = BotSpec(f"{cand.name}(candidate)", cand.command)
+    if elo1 <= elo0:
+        raise typer.BadParameter("--elo1 must be larger than --elo0", param_hint="--elo1")
+    seed = random.randrange(SEED_LIMIT) if seed is None else seed
+    plan = EvaluationPlan(
+        candidate=cand,
+        baseline=base,
+        players=players,
+        games=games,
+        control=TimeControl(move_time, bank),
+        jobs=jobs,
+        seed=seed,
+        sequential=SprtConfig(elo0, elo1, alpha, beta) if sequential else None,
+        log_dir=logs,
+    )
+    console = Console(stderr=True)
+    console.print(
+        f"evaluate {cand.name} vs {base.name}: {players} players, up to {plan.groups} duplicate groups "
+        f"({plan.groups * players} games), {plan.control.describe()}, {jobs} jobs, seed {seed}"
+    )
+    line = _ProgressLine(quiet)
+    try:
+        report = asyncio.run(run_evaluation(plan, progress=line))
+    except BotLaunchError as exc:
+        line.close()
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    line.close()
+    if json_out:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        Console().print(report_table(report))
+        for text in report_notes(report):
+            Console().print(text)
+
+
+class _ProgressLine:
+    """One status line after every game: rewritten in place on a terminal, plain lines otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, p: Progress) -> None:
+        if self.quiet:
+            return
+        text = f"games {p.games}  groups {p.groups}/{p.planned_groups}"
+        if p.share is not None and p.elo is not None:
+            text += f"  share {p.share.estimate:.3f}  Elo {_elo(p.elo.estimate)}"
+        if p.sprt is not None and p.sprt.groups:
+            text += f"  LLR {p.sprt.llr:+.2f} [{p.sprt.lower:.2f}, {p.sprt.upper:.2f}]"
+        if self.tty:
+            sys.stderr.write("\r\x1b[2K" + text)
+            sys.stderr.flush()
+        else:
+            sys.stderr.write(text + "\n")
+
+    def close(self) -> None:
+        if self.tty and not self.quiet:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def _elo(x: float) -> str:
+    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def report_table(report: EvaluationReport) -> Table:
+    """The summary as a table."""
+    s = report.summary
+    table = Table(title=f"{s.candidate} vs {s.baseline}, {s.players} players, duplicate dice")
+    table.add_column("measure")
+    table.add_column("estimate", justify="right")
+    table.add_column("95% interval", justify="right")
+    table.add_row(
+        "pairwise share (ties 1/2)",
+        f"{s.share.estimate:.3f}",
+        f"[{s.share.low:.3f}, {s.share.high:.3f}]",
+    )
+    table.add_row("Elo difference", _elo(s.elo.estimate), f"[{_elo(s.elo.low)}, {_elo(s.elo.high)}]")
+    table.add_row(
+        "score difference (cand - mean base)",
+        f"{s.score_difference.estimate:+.2f}",
+        f"[{s.score_difference.low:+.2f}, {s.score_difference.high:+.2f}]",
+    )
+    table.add_row("groups / games / pairings", f"{s.groups} / {s.games} / {s.pairings}", "")
+    table.add_row("candidate alone first / shared first", f"{s.wins} / {s.draws}", "")
+    for side in ("candidate", "baseline"):
+        t = report.timing[side]
+        cpu = "" if t.cpu_mean is None else f" (cpu {t.cpu_mean * 1000:.1f} ms)"
+        table.add_row(
+            f"think per decision, {side}", f"mean {t.mean * 1000:.1f} ms{cpu}", f"max {t.max * 1000:.1f} ms"
+        )
+    return table
+
+
+def report_notes(report: EvaluationReport) -> list[str]:
+    """The lines under the table: interval method, sequential test, forfeits, run length."""
+    s = report.summary
+    notes = [
+        f"Elo interval: {s.elo_method}; the interval {'excludes' if s.significant else 'includes'} 0.",
+    ]
+    if s.sprt is not None and s.sprt_config is not None:
+        c = s.sprt_config
+        verdict = {
+            "H1": f"accepted H1 (Elo = {c.elo1:+g} rather than {c.elo0:+g}): the candidate is stronger",
+            "H0": f"accepted H0 (Elo = {c.elo0:+g} rather than {c.elo1:+g}): not shown stronger",
+            "continue": "no decision yet",
+        }[s.sprt.decision]
+        notes.append(
+            f"sequential test (GSPRT, alpha={c.alpha:g}, beta={c.beta:g}): LLR {s.sprt.llr:+.2f} "
+            f"in [{s.sprt.lower:.2f}, {s.sprt.upper:.2f}] after {s.sprt.groups} groups: {verdict}"
+        )
+    if any(s.forfeits.values()):
+        notes.append(f"forfeits: candidate {s.forfeits['candidate']}, baseline {s.forfeits['baseline']}")
+    notes.append(
+        f"{s.games} games in {report.duration:.1f}s"
+        + (" (stopped early by the sequential test)" if report.stopped_early else "")
+        + (f"; {report.restarts} bot restarts" if report.restarts else "")
+        + f"; seeds {report.plan.seed}..{report.plan.seed + s.groups - 1}"
+    )
+    return notes

@@ -1,0 +1,341 @@
+"""Run a duplicate-dice evaluation (what ``arena evaluate`` does): real bots, in parallel.
+
+One :class:`~arena.referee.RefereeServer` on a private Unix socket hosts every match.  Each of the
+``jobs`` parallel *tables* launches its own bot processes once -- one candidate and
+``players - 1`` baselines -- with **persistent sessions**, so a bot process plays match after match
+on the same token (no start-up cost per game, as in ``benchmarks/referee.py``).  A table takes the
+next (group, candidate seat) task from a shared queue and plays it with the candidate in that seat
+and the baselines in the others.  A bot process that died (crash, or a forfeit that made it exit)
+is replaced before the table's next match.
+
+Groups are fed to the statistics in seed order (see :mod:`arena.evaluation`); when the
+sequential test decides, no further task is started, the matches already running are finished,
+and the summary covers every complete group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.engine.chance import SEED_LIMIT
+from arena.evaluation import (
+    GameOutcome,
+    GroupOutcome,
+    Interval,
+    SequentialTest,
+    SprtConfig,
+    SprtState,
+    Summary,
+    elo_from_share,
+    mean_interval,
+    seatings,
+    summarize,
+)
+from arena.matchrunner import BotSpec
+from arena.referee import BotSession, MatchResult, RefereeConfig, RefereeServer, TimeControl
+from arena.sandbox import BotProcess
+
+
+@dataclass(frozen=True)
+class EvaluationPlan:
+    """What to evaluate and how."""
+
+    candidate: BotSpec
+    baseline: BotSpec
+    players: int = 2
+    games: int = 200  # at most; rounded up to whole duplicate groups
+    control: TimeControl = field(default_factory=lambda: TimeControl(0.2, 5.0))
+    jobs: int = 2
+    seed: int = 0
+    sequential: SprtConfig | None = field(default_factory=SprtConfig)
+    log_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.players <= 4:
+            raise ValueError(f"players must be 2..4, got {self.players}")
+        if self.games < 1 or self.jobs < 1:
+            raise ValueError("games and jobs must be at least 1")
+        if not 0 <= self.seed < SEED_LIMIT:
+            raise ValueError("the seed must satisfy 0 <= seed < 2**63")
+
+    @property
+    def groups(self) -> int:
+        """Duplicate groups to play at most."""
+        return math.ceil(self.games / self.players)
+
+    def group_seed(self, index: int) -> int:
+        """The match seed of group ``index`` (consecutive seeds from ``seed``)."""
+        return (self.seed + index) % SEED_LIMIT
+
+
+@dataclass
+class Timing:
+    """Think time per decision of one side, on the referee's clock."""
+
+    decisions: int = 0
+    total: float = 0.0
+    max: float = 0.0
+    cpu: float = 0.0  # CPU seconds of the bot processes during the games (all of it, not only
+    cpu_decisions: int = 0  # while deciding), over the decisions of the games that had it
+
+    def add(self, decisions: int, total: float, longest: float, cpu: float | None = None) -> None:
+        """Account one seat of one game."""
+        self.decisions += decisions
+        self.total += total
+        self.max = max(self.max, longest)
+        if cpu is not None:
+            self.cpu += cpu
+            self.cpu_decisions += decisions
+
+    @property
+    def mean(self) -> float:
+        """Mean seconds per decision (0 without decisions)."""
+        return self.total / self.decisions if self.decisions else 0.0
+
+    @property
+    def cpu_mean(self) -> float | None:
+        """Mean CPU seconds of the bot process per decision, when the launcher could measure it."""
+        return self.cpu / self.cpu_decisions if self.cpu_decisions else None
+
+    def to_json(self) -> dict[str, float | int | None]:
+        """Milliseconds, rounded."""
+        cpu = self.cpu_mean
+        return {
+            "decisions": self.decisions,
+            "mean_ms": round(self.mean * 1000, 3),
+            "max_ms": round(self.max * 1000, 3),
+            "cpu_mean_ms": None if cpu is None else round(cpu * 1000, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the runner reports after every game (cheap to compute: no bootstrap here, since the
+    callback runs on the referee's event loop between decisions)."""
+
+    games: int
+    groups: int
+    planned_groups: int
+    sprt: SprtState | None
+    share: Interval | None  # pairwise share with a t-interval over the complete groups
+
+    @property
+    def elo(self) -> Interval | None:
+        """The share as Elo."""
+        return self.share.map(elo_from_share) if self.share is not None else None
+
+
+@dataclass
+class EvaluationReport:
+    """The result: the statistics, the groups, timing and how the run ended."""
+
+    plan: EvaluationPlan
+    summary: Summary
+    groups: list[GroupOutcome]
+    timing: dict[str, Timing]
+    duration: float
+    stopped_early: bool
+    restarts: int
+
+    def to_json(self) -> dict[str, object]:
+        """The JSON summary ``arena evaluate --json`` prints."""
+        out = self.summary.to_json()
+        control = self.plan.control
+        out.update(
+            seed=self.plan.seed,
+            seeds=[g.seed for g in self.groups],
+            move_time=control.move_time,
+            bank=control.bank,
+            jobs=self.plan.jobs,
+            planned_groups=self.plan.groups,
+            stopped_early=self.stopped_early,
+            duration_s=round(self.duration, 3),
+            think_time={side: t.to_json() for side, t in self.timing.items()},
+            bot_restarts=self.restarts,
+        )
+        return out
+
+
+class _Table:
+    """One job's bot processes, each on a persistent session: index 0 is the candidate."""
+
+    def __init__(self, index: int, plan: EvaluationPlan, server: RefereeServer, address: str) -> None:
+        self.index = index
+        self.plan = plan
+        self.server = server
+        self.address = address
+        self.specs = [plan.candidate] + [plan.baseline] * (plan.players - 1)
+        self.sessions: list[BotSession | None] = [None] * len(self.specs)
+        self.procs: list[BotProcess | None] = [None] * len(self.specs)
+        self.restarts = 0
+
+    def _label(self, k: int) -> str:
+        role = "candidate" if k == 0 else f"baseline{k}"
+        return f"t{self.index}-{role}-{self.specs[k].name}"
+
+    async def _launch(self, k: int) -> None:
+        spec = self.specs[k]
+        session = self.server.session(spec.name, persistent=True)
+        proc = BotProcess(spec.name, spec.command, log_dir=self.plan.log_dir)
+        self.sessions[k] = session
+        self.procs[k] = proc
+        await proc.start(self.address, session.token, log_stem=f"{self._label(k)}-{self.restarts}")
+
+    async def start(self) -> None:
+        """Launch every bot of the table."""
+        for k in range(len(self.specs)):
+            await self._launch(k)
+
+    async def heal(self) -> None:
+        """Replace bot processes that are gone, exited (reaped or not yet) or frozen."""
+        for k, proc in enumerate(self.procs):
+            if proc is None or proc.proc is None or proc.probe() is not None:
+                await self._retire(k)
+                self.restarts += 1
+                await self._launch(k)
+
+    async def _retire(self, k: int) -> None:
+        session, proc = self.sessions[k], self.procs[k]
+        if session is not None:
+            self.server.revoke(session)
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                await proc.stop(grace=1.0)
+        self.sessions[k] = None
+        self.procs[k] = None
+
+    async def play(self, seed: int, candidate_seat: int, match_id: str) -> MatchResult:
+        """One match with the candidate in ``candidate_seat`` and the baselines around it."""
+        await self.heal()
+        order = list(range(1, len(self.specs)))
+        order.insert(candidate_seat, 0)
+        sessions: list[BotSession] = []
+        procs: list[BotProcess] = []
+        for k in order:
+            session, proc = self.sessions[k], self.procs[k]
+            assert session is not None and proc is not None  # heal() launched every seat
+            sessions.append(session)
+            procs.append(proc)
+        return await self.server.play(
+            sessions,
+            seed,
+            self.plan.control,
+            match_id=match_id,
+            probe=lambda seat: procs[seat].probe(),
+            evidence=lambda seat: dict(procs[seat].evidence()),
+            cpu_time=lambda seat: procs[seat].cpu_time(),
+        )
+
+    async def stop(self) -> None:
+        """Say goodbye to every bot and reap the processes."""
+        for k in range(len(self.specs)):
+            await self._retire(k)
+
+
+def _outcome(result: MatchResult, seed: int, candidate_seat: int) -> GameOutcome:
+    return GameOutcome(
+        seed=seed,
+        candidate_seat=candidate_seat,
+        scores=result.scores,
+        placings=result.placings,
+        termination=result.termination,
+        forfeits=tuple(f.seat for f in result.forfeits),
+    )
+
+
+async def run_evaluation(
+    plan: EvaluationPlan,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+    config: RefereeConfig | None = None,
+) -> EvaluationReport:
+    """Play the evaluation ``plan`` describes and return its report."""
+    start = time.monotonic()
+    sock_dir = Path(tempfile.mkdtemp(prefix="arena-eval-"))
+    server = RefereeServer(config)
+    tables: list[_Table] = []
+    seats = seatings(plan.players)
+    tasks: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
+    for g in range(plan.groups):
+        for seat in seats:
+            tasks.put_nowait((g, seat))
+    pending: dict[int, dict[int, GameOutcome]] = {}
+    complete: list[GroupOutcome] = []  # in seed order, contiguous
+    finished: dict[int, GroupOutcome] = {}
+    test = SequentialTest(plan.sequential) if plan.sequential is not None else None
+    timing = {"candidate": Timing(), "baseline": Timing()}
+    stop = asyncio.Event()
+    games_done = 0
+
+    def record(g: int, seat: int, result: MatchResult) -> None:
+        nonlocal games_done
+        games_done += 1
+        for s in result.seats:
+            side = "candidate" if s.seat == seat else "baseline"
+            timing[side].add(s.decisions, s.think_total, s.think_max, s.cpu_time)
+        pending.setdefault(g, {})[seat] = _outcome(result, plan.group_seed(g), seat)
+        if len(pending[g]) == len(seats):
+            games = pending.pop(g)
+            finished[g] = GroupOutcome(plan.group_seed(g), tuple(games[s] for s in seats))
+        while len(complete) in finished:
+            group = finished.pop(len(complete))
+            complete.append(group)
+            if test is not None and not test.state.stopped and test.add(group.share).stopped:
+                stop.set()
+        if progress is not None:
+            share = None
+            if complete:
+                pooled = math.fsum(g.points for g in complete) / sum(g.pairings for g in complete)
+                iv = mean_interval([g.share for g in complete])
+                share = Interval(pooled, max(0.0, iv.low), min(1.0, iv.high))
+            progress(Progress(games_done, len(complete), plan.groups, test.state if test else None, share))
+
+    async def worker(table: _Table) -> None:
+        while not stop.is_set():
+            try:
+                g, seat = tasks.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            result = await table.play(plan.group_seed(g), seat, f"ev{g:05d}-seat{seat}")
+            record(g, seat, result)
+
+    try:
+        address = await server.start(f"unix:{sock_dir / 'referee.sock'}")
+        for j in range(min(plan.jobs, plan.groups * len(seats))):
+            table = _Table(j, plan, server, address)
+            tables.append(table)
+            await table.start()
+        await asyncio.gather(*(worker(t) for t in tables))
+    finally:
+        for table in tables:
+            with contextlib.suppress(Exception):
+                await table.stop()
+        await server.stop(0.5)
+        shutil.rmtree(sock_dir, ignore_errors=True)
+    if not complete:
+        raise RuntimeError("no duplicate group was completed")
+    state = test.state if test is not None else None
+    summary = summarize(
+        plan.candidate.name,
+        plan.baseline.name,
+        complete,
+        sprt_config=plan.sequential,
+        sprt_state=state,
+    )
+    return EvaluationReport(
+        plan=plan,
+        summary=summary,
+        groups=complete,
+        timing=timing,
+        duration=time.monotonic() - start,
+        stopped_early=stop.is_set() and len(complete) < plan.groups,
+        restarts=sum(t.restarts for t in tables),
+    )

@@ -1,0 +1,72 @@
+"""``arena evaluate`` end to end: real bot processes, the referee, the summary and the JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ARENA = str(Path(sys.executable).parent / "arena")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ARENA, "evaluate", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_evaluate_greedy_vs_random_prints_the_summary() -> None:
+    proc = run("greedy", "--vs", "random", "--games", "4", "--seed", "5", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for text in (
+        "greedy vs random",
+        "pairwise share",
+        "Elo difference",
+        "score difference",
+        "sequential test",
+    ):
+        assert text in out
+    assert "2 / 4 / 4" in out  # groups / games / pairings
+
+
+def test_evaluate_four_players_json() -> None:
+    proc = run("greedy", "--vs", "random", "--players", "4", "--games", "4", "--seed", "9", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["players"] == 4 and data["groups"] == 1 and data["games"] == 4 and data["pairings"] == 12
+    assert data["seeds"] == [9]
+    assert 0.0 <= data["share"]["estimate"] <= 1.0
+    assert data["sprt"]["decision"] == "continue"  # one group is far too few to decide
+    assert data["think_time"]["candidate"]["decisions"] > 0
+    assert data["forfeits"] == {"candidate": 0, "baseline": 0}
+    assert "games" in proc.stderr  # progress went to stderr, not into the JSON
+
+
+def test_evaluate_rejects_unknown_bot() -> None:
+    proc = run("no-such-bot", "--vs", "random", "--games", "2")
+    assert proc.returncode == 2
+    assert "no such file" in proc.stderr
+
+
+def test_evaluate_stops_early_when_the_sequential_test_decides() -> None:
+    proc = run("greedy", "--vs", "random", "--games", "80", "--seed", "21", "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["sprt"]["decision"] == "H1"
+    assert data["sprt"]["groups"] >= 8  # never before the minimum number of groups
+    assert data["stopped_early"] and data["groups"] < 40
+    assert data["elo_excludes_zero"]
+
+
+def test_evaluate_replaces_a_crashing_bot() -> None:
+    """A baseline that exits in the middle of every match forfeits each game and is restarted
+    before its table's next match (persistent sessions need a live process)."""
+    quitter = str(Path(__file__).resolve().parents[2] / "bots" / "faulty" / "quitter_bot.py")
+    proc = run("greedy", "--vs", quitter, "--games", "6", "--seed", "4", "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["games"] == 6
+    assert data["forfeits"] == {"candidate": 0, "baseline": 6}
+    assert data["bot_restarts"] >= 4  # two tables, three matches each: every later match restarts it
+    assert data["share"]["estimate"] == 1.0
+    assert data["duration_s"] < 20  # no match waited for a dead bot to connect

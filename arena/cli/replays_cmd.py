@@ -1,0 +1,431 @@
+"""``arena replays``: list, show, export and verify the stored replays of matches."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from arena.engine import ReplayError, render, replay
+from arena.engine.record import Replay
+from arena.termui import make_console
+from arena.web.export import standalone_html
+from arena.web.queries import FilterError, MatchFilters, MatchRow, iter_match_ids, list_matches, parse_day
+from arena.web.replays import (
+    DamagedReplayError,
+    Verdict,
+    describe_replay_error,
+    load_view,
+    replay_text,
+    verify_match,
+    verify_text,
+)
+
+from .common import database, fail
+
+app = typer.Typer(help="List, show, export and verify the replays of stored matches.", no_args_is_help=True)
+
+FORMATS = ("jsonl", "json", "html")
+SEAT_STYLES = ("dark_orange", "bold", "white", "deep_pink3")
+
+
+def _day(text: str | None, option: str) -> Any:
+    try:
+        return parse_day(text, option)
+    except FilterError as exc:
+        raise typer.BadParameter(str(exc), param_hint=option) from None
+
+
+def _players(m: MatchRow) -> Text:
+    out = Text()
+    for i, s in enumerate(m.seats):
+        if i:
+            out.append(" · ", style="dim")
+        out.append(s.bot, style=SEAT_STYLES[s.seat % 4] + (" underline" if s.placing == 1 else ""))
+        if s.score is not None:
+            out.append(f" {s.score}")
+        if s.placing is not None:
+            out.append(f" ({s.placing})", style="dim")
+        if s.termination not in (None, "normal", "round-cap"):
+            out.append(f" {s.termination}", style="red")
+    return out
+
+
+@app.command("list")
+def list_(
+    tournament: Annotated[int | None, typer.Option(help="only this tournament's matches")] = None,
+    bot: Annotated[str | None, typer.Option(help="only matches with this bot (NAME or NAME@N)")] = None,
+    termination: Annotated[
+        str | None, typer.Option(help="normal, round-cap, forfeit, or a seat's: timeout, crashed, ...")
+    ] = None,
+    since: Annotated[str | None, typer.Option(help="finished on or after this day (YYYY-MM-DD, UTC)")] = None,
+    until: Annotated[
+        str | None, typer.Option(help="finished on or before this day (YYYY-MM-DD, UTC)")
+    ] = None,
+    page: Annotated[int, typer.Option(min=1, help="page number")] = 1,
+    per_page: Annotated[int, typer.Option(min=1, max=500, help="matches per page")] = 20,
+) -> None:
+    """List finished matches with replays, newest first, one page at a time."""
+    filters = MatchFilters(
+        tournament=tournament,
+        bot=bot,
+        termination=termination,
+        since=_day(since, "--since"),
+        until=_day(until, "--until"),
+    )
+    with database() as db:
+        result = list_matches(db, filters, page=page, per_page=per_page)
+    console = make_console()
+    if not result.items:
+        where = "on this page" if result.total else "that match these filters"
+        typer.echo(f"no finished matches {where} ({result.total} in all)", err=True)
+        return
+    table = Table(
+        title=f"Replays: page {result.page} of {result.pages}, matches {result.first}-{result.last} "
+        f"of {result.total}, newest first"
+    )
+    table.add_column("match", justify="right")
+    table.add_column("tournament")
+    table.add_column("finished (UTC)", no_wrap=True)
+    table.add_column("players: score (place)")
+    table.add_column("termination")
+    for m in result.items:
+        finished = m.finished_at.strftime("%Y-%m-%d %H:%M:%S") if m.finished_at else "-"
+        tname = f"{m.tournament_id}: {m.tournament}" if m.tournament_id is not None else "-"
+        term = Text(m.termination or "-", style="red" if m.termination == "forfeit" or m.forfeited else "")
+        table.add_row(str(m.id), tname, finished, _players(m), term)
+    console.print(table)
+    if result.page < result.pages:
+        typer.echo(f"next page: --page {result.page + 1}", err=True)
+
+
+def _load(match_id: int) -> tuple[Replay, str]:
+    with database() as db:
+        text = replay_text(db, match_id)
+    try:
+        return replay(text), text
+    except ReplayError as exc:
+        raise fail(f"the replay of match {match_id} does not replay: {describe_replay_error(exc)}") from None
+
+
+def _event_line(k: int, event: dict[str, Any], names: list[str]) -> str:
+    if "throw" in event:
+        return f"#{k} {event['throw']}"
+    seat = event.get("seat", 0)
+    who = (
+        f"seat {seat} ({names[seat]})" if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+    )
+    extras = []
+    if "ms" in event:
+        extras.append(f"{float(event['ms']):.1f} ms")
+    if event.get("forced"):
+        extras.append("forced")
+    if event.get("auto"):
+        extras.append("auto: seat forfeited")
+    tail = f"  [{', '.join(extras)}]" if extras else ""
+    return f"#{k} {who}: {event['action']}{tail}"
+
+
+def _names(rep: Replay) -> list[str]:
+    players = rep.states[0].players
+    names = rep.header.get("seating")
+    if isinstance(names, list) and len(names) == players:
+        return [str(n) for n in names]
+    return [f"seat {k}" for k in range(players)]
+
+
+@app.command()
+def show(
+    match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id (see 'arena replays list')")],
+    step: Annotated[int | None, typer.Option(help="only the board after event N (0 = the start)")] = None,
+    brief: Annotated[
+        bool, typer.Option(help="boards only after lounger actions and turn ends, not after every step")
+    ] = False,
+    color: Annotated[bool | None, typer.Option(help="ANSI colours (default: when a terminal)")] = None,
+) -> None:
+    """Show a match's replay: every event with the board after it, or one step with --step."""
+    rep, _text = _load(match_id)
+    names = _names(rep)
+    use_color = sys.stdout.isatty() if color is None else color
+
+    def out(text: str) -> None:
+        typer.echo(text, color=use_color)
+
+    n = len(rep.events)
+    seats = ", ".join(f"seat {k}: {name}" for k, name in enumerate(names))
+    if step is not None:
+        if not 0 <= step <= n:
+            raise fail(f"--step must be 0..{n} (this replay has {n} events)", 2)
+        what = "the start" if step == 0 else _event_line(step, rep.events[step - 1], names)
+        out(f"match {match_id} ({seats}), step {step} of {n}: after {what}")
+        out(render(rep.states[step], color=use_color))
+        return
+    out(f"match {match_id} ({seats}): {n} events")
+    out(render(rep.states[0], color=use_color))
+    for k, event in enumerate(rep.events, start=1):
+        out(_event_line(k, event, names))
+        state = rep.states[k]
+        action = str(event.get("action", ""))
+        quiet = "throw" in event or action.split(" ")[0] in ("keep", "chip", "place", "stop")
+        if not brief or not quiet or state.phase.label == "over":
+            out(render(state, color=use_color))
+    res = rep.result
+    out(f"result: scores {res['scores']}, placings {res['placings']}, termination {res['termination']}")
+    for f in res.get("forfeits", []):
+        where = f"after event {f.get('at_event')}"
+        out(f"forfeit: seat {f.get('seat')} {f.get('reason')} {where}: {f.get('detail', '')}")
+
+
+@app.command()
+def export(
+    match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="jsonl (the stored record), json (every state) or html (viewer)")
+    ] = "jsonl",
+    out: Annotated[Path | None, typer.Option(help="write here (default: standard output)")] = None,
+) -> None:
+    """Export a replay: the game record, the viewer's JSON, or a self-contained HTML viewer."""
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"choose from {', '.join(FORMATS)}", param_hint="--format")
+    with database() as db:
+        if fmt == "jsonl":
+            content = replay_text(db, match_id)
+        else:
+            try:
+                _m, view = load_view(db, match_id)
+            except DamagedReplayError as exc:
+                raise fail(str(exc)) from None
+            if fmt == "json":
+                content = json.dumps(view, separators=(",", ":"), ensure_ascii=False) + "\n"
+            else:
+                content = standalone_html(view, f"Pool Arena — match {match_id}")
+    if out is None:
+        sys.stdout.write(content)
+        sys.stdout.flush()
+        return
+    try:
+        out.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc.strerror}") from None
+    typer.echo(f"wrote {out} ({len(content.encode('utf-8'))} bytes, {fmt})", err=True)
+
+
+@app.command()
+def verify(
+    targets: Annotated[
+        list[str] | None, typer.Argument(metavar="[ID|FILE]...", help="match ids and/or .jsonl files")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="every finished match in the database")] = False,
+    tournament: Annotated[int | None, typer.Option(help="with --all: only this tournament")] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="with --all: also list good replays")
+    ] = False,
+) -> None:
+    """Re-simulate replays through the engine and check stored hashes: OK, or exactly where it breaks.
+
+    Exit status 1 when any replay fails.
+    """
+    targets = targets or []
+    if not targets and not all_:
+        raise typer.BadParameter("give match ids or files, or --all", param_hint="ID|FILE")
+    if tournament is not None and not all_:
+        raise typer.BadParameter("--tournament only goes with --all", param_hint="--tournament")
+    console = make_console()
+    verdicts: list[Verdict] = []
+
+    def report(v: Verdict, always: bool) -> None:
+        verdicts.append(v)
+        if always or not v.ok:
+            console.print(Text(v.message(), style="green" if v.ok else "red"), soft_wrap=True)
+
+    files = [t for t in targets if not t.isdigit() or Path(t).exists()]
+    ids = [int(t) for t in targets if t not in files]
+    for name in files:
+        path = Path(name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot read {path}: {exc.strerror} (not a file, nor a match id)", 2) from None
+        except UnicodeDecodeError:
+            report(Verdict(str(path), False, reason="not UTF-8 text; is it a game record?"), True)
+            continue
+        report(verify_text(text, str(path)), True)
+    if ids or all_:
+        with database() as db:
+            for mid in ids:
+                report(verify_match(db, mid), True)
+            if all_:
+                for mid in iter_match_ids(db, MatchFilters(tournament=tournament)):
+                    report(verify_match(db, mid), verbose)
+    bad = sum(1 for v in verdicts if not v.ok)
+    summary = f"verified {len(verdicts)} replay{'s' if len(verdicts) != 1 else ''}: {len(verdicts) - bad} OK"
+    summary += f", {bad} failed" if bad else ""
+    console.print(Text(summary, style="red bold" if bad else "green bold"))
+    if bad:
+        raise typer.Exit(1)
+
+
+# ---- a full-screen terminal viewer ------------------------------------------------------------
+
+KEYS = {
+    "\x1b[C": "next",
+    "l": "next",
+    "\x1b[D": "prev",
+    "h": "prev",
+    "\x1b[B": "next-turn",
+    "j": "next-turn",
+    "\x1b[A": "prev-turn",
+    "k": "prev-turn",
+    "\x1b[H": "first",
+    "\x1b[1~": "first",
+    "g": "first",
+    "\x1b[F": "last",
+    "\x1b[4~": "last",
+    "G": "last",
+    " ": "play",
+    "+": "faster",
+    "-": "slower",
+    "q": "quit",
+    "\x1b": "quit",
+}
+SPEEDS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+class Navigator:
+    """Where a terminal viewer stands in a replay, and what each key does (no terminal needed)."""
+
+    def __init__(self, rep: Replay) -> None:
+        self.rep = rep
+        self.step = 0
+        self.playing = False
+        self.speed = 2  # index into SPEEDS
+
+    @property
+    def last(self) -> int:
+        """The last step (the number of events)."""
+        return len(self.rep.events)
+
+    def _turn_start(self, direction: int) -> int:
+        states, k = self.rep.states, self.step
+        j = k + direction
+        while 0 < j < self.last and states[j].turn == states[k].turn:
+            j += direction
+        if direction < 0:
+            while j > 0 and states[j - 1].turn == states[j].turn:
+                j -= 1
+        return max(0, min(self.last, j))
+
+    def press(self, key: str) -> bool:
+        """Apply a key (raw text, e.g. ``"\\x1b[C"``); False when the viewer should close."""
+        action = KEYS.get(key)
+        moves: dict[str, Callable[[], int]] = {
+            "next": lambda: self.step + 1,
+            "prev": lambda: self.step - 1,
+            "next-turn": lambda: self._turn_start(+1),
+            "prev-turn": lambda: self._turn_start(-1),
+            "first": lambda: 0,
+            "last": lambda: self.last,
+        }
+        if action == "quit":
+            return False
+        if action is not None and action in moves:
+            self.step = max(0, min(self.last, moves[action]()))
+            self.playing = False
+        elif action == "play":
+            self.playing = not self.playing
+            if self.playing and self.step >= self.last:
+                self.step = 0
+        elif action == "faster":
+            self.speed = min(len(SPEEDS) - 1, self.speed + 1)
+        elif action == "slower":
+            self.speed = max(0, self.speed - 1)
+        return True
+
+    def tick(self) -> None:
+        """One autoplay step (stops at the end)."""
+        if self.playing:
+            self.step = min(self.last, self.step + 1)
+            self.playing = self.step < self.last
+
+    def screen(self, names: list[str], title: str) -> Text:
+        """What the viewer shows at the current step."""
+        k, rep = self.step, self.rep
+        out = Text()
+        out.append(f"{title}   step {k}/{self.last}", style="bold")
+        out.append(f"   {'▶ playing' if self.playing else '❚❚ paused'} {SPEEDS[self.speed]:g} steps/s\n")
+        if k == 0:
+            out.append("start: each seat in turn places a towel\n")
+        else:
+            event = rep.events[k - 1]
+            out.append(_event_line(k, event, names) + "\n", style="cyan")
+            legal = event.get("legal")
+            if legal:
+                shown = ", ".join(legal[:12]) + (f", … ({len(legal)} in all)" if len(legal) > 12 else "")
+                out.append(f"legal: {shown}\n", style="dim")
+        for f in rep.result.get("forfeits", []):
+            if int(f.get("at_event", 0)) <= k:
+                out.append(f"seat {f.get('seat')} forfeited after event {f.get('at_event')}: ", style="red")
+                out.append(f"{f.get('reason')} — {f.get('detail', '')}\n", style="red")
+        out.append("\n")
+        out.append(Text.from_ansi(render(rep.states[k], color=True)))
+        if k == self.last:
+            res = rep.result
+            out.append(
+                f"\nresult: scores {res['scores']}, placings {res['placings']}, {res['termination']}\n"
+            )
+        out.append(
+            "\n← → step · ↑ ↓ turn · space play/pause · + - speed · Home/End (g/G) · q quit", style="dim"
+        )
+        return out
+
+
+def _read_key(fd: int, timeout: float | None) -> str | None:
+    import os
+    import select
+
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready:
+        return None
+    data = os.read(fd, 1)
+    if data == b"\x1b":
+        more, _, _ = select.select([fd], [], [], 0.03)
+        if more:
+            data += os.read(fd, 7)
+    return data.decode("utf-8", errors="replace")
+
+
+@app.command()
+def view(match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id")]) -> None:
+    """Step through a replay full-screen in the terminal (arrow keys, space, q)."""
+    import termios
+    import tty
+
+    from rich.console import Console
+    from rich.live import Live
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise fail("'arena replays view' needs a terminal; use 'arena replays show' instead", 2)
+    rep, _text = _load(match_id)
+    nav = Navigator(rep)
+    names = _names(rep)
+    title = f"match {match_id}: " + " · ".join(f"{k}:{n}" for k, n in enumerate(names))
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        with Live(nav.screen(names, title), console=Console(), screen=True, auto_refresh=False) as live:
+            while True:
+                key = _read_key(fd, 1 / SPEEDS[nav.speed] if nav.playing else None)
+                if key is None:
+                    nav.tick()
+                elif not nav.press(key):
+                    break
+                live.update(nav.screen(names, title), refresh=True)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)

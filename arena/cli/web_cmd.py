@@ -1,0 +1,32 @@
+"""``arena web``: serve the leaderboard, tournaments, matches and the replay viewer."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .common import database, fail
+
+
+def web(
+    host: Annotated[str, typer.Option(help="address to listen on (0.0.0.0: every interface)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port (0: any free port)")] = 8000,
+) -> None:
+    """Serve the web app: leaderboard, tournaments, matches and the replay viewer (Ctrl-C stops)."""
+    from arena.web.app import create_app
+    from arena.web.server import bind, serve, url_of
+
+    with database() as db:
+        try:
+            sock = bind(host, port)
+        except OSError as exc:
+            raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port") from None
+        app = create_app(db)
+        typer.echo(f"Pool Arena web: {url_of(sock)}  (database {db.url}; Ctrl-C to stop)")
+        try:
+            serve(app, sock)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sock.close()

@@ -1,0 +1,142 @@
+"""Loading and verifying stored replays (shared by the web app and ``arena replays``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arena.engine import Replay, ReplayError, replay
+from arena.store.db import Database
+from arena.store.tournaments import CorruptReplayError, UnknownMatchError
+
+from .queries import MatchRow, ReplayDamage, get_match, stored_replay, unpack
+from .viewdata import build_view
+
+
+class DamagedReplayError(CorruptReplayError):
+    """A stored replay that is damaged or does not replay; ``line`` is the record line (or None)."""
+
+    def __init__(self, match_id: int, message: str, line: int | None = None) -> None:
+        self.match_id = match_id
+        self.line = line
+        super().__init__(message)
+
+
+def replay_text(db: Database, match_id: int) -> str:
+    """The checked replay text of a match.
+
+    :class:`UnknownMatchError` when there is no such match or it has no replay yet;
+    :class:`DamagedReplayError` when the stored bytes are damaged (decompression, UTF-8, sha256).
+    """
+    stored = stored_replay(db, match_id)
+    if stored is None:
+        m = get_match(db, match_id)
+        if m is None:
+            raise UnknownMatchError(f"no match {match_id}; see 'arena replays list'")
+        raise UnknownMatchError(f"match {match_id} has no replay (status {m.status})")
+    try:
+        return unpack(stored)
+    except ReplayDamage as exc:
+        raise DamagedReplayError(match_id, f"the replay of match {match_id} is corrupt: {exc}") from None
+
+
+def event_of_line(line: int) -> int:
+    """The event number (1-based, as the viewer counts) of a record line: line 1 is the header."""
+    return line - 1
+
+
+def describe_replay_error(exc: ReplayError) -> str:
+    """``line L (event E): reason`` (events count from 1 after the header line)."""
+    if exc.line <= 1:
+        return f"line {exc.line} (header): {exc.reason}" if exc.line else exc.reason
+    return f"line {exc.line} (event {event_of_line(exc.line)}): {exc.reason}"
+
+
+def load_view(db: Database, match_id: int) -> tuple[MatchRow, dict[str, Any]]:
+    """A match and its viewer data; the errors of :func:`replay_text`, and
+    :class:`DamagedReplayError` (with the line) for a stored record that does not replay."""
+    text = replay_text(db, match_id)
+    m = get_match(db, match_id)
+    assert m is not None
+    try:
+        view = build_view(text, m.to_json())
+    except ReplayError as exc:
+        raise DamagedReplayError(
+            match_id,
+            f"the replay of match {match_id} does not replay: {describe_replay_error(exc)}",
+            exc.line,
+        ) from None
+    return m, view
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of verifying one replay."""
+
+    label: str  # "match 17" or a file name
+    ok: bool
+    events: int = 0
+    line: int | None = None
+    reason: str = ""
+    summary: str = ""  # for a good replay: its result
+
+    @property
+    def event(self) -> int | None:
+        """The event number where the replay breaks (None: not at an event)."""
+        return None if self.line is None or self.line <= 1 else event_of_line(self.line)
+
+    def message(self) -> str:
+        """One line: ``OK match 3: 248 events ...`` or ``FAIL match 3: line 57 (event 56): ...``."""
+        if self.ok:
+            return f"OK   {self.label}: {self.events} events replay exactly; {self.summary}"
+        return f"FAIL {self.label}: {self.reason}"
+
+
+def _verify(text: str, label: str) -> tuple[Verdict, Replay | None]:
+    try:
+        rep = replay(text)
+    except ReplayError as exc:
+        return Verdict(label, False, line=exc.line, reason=describe_replay_error(exc)), None
+    res = rep.result
+    summary = f"scores {res.get('scores')}, placings {res.get('placings')}, {res.get('termination')}"
+    return Verdict(label, True, events=len(rep.events), summary=summary), rep
+
+
+def verify_text(text: str, label: str) -> Verdict:
+    """Re-simulate a record through the engine (every throw checked against the dice stream)."""
+    return _verify(text, label)[0]
+
+
+def verify_match(db: Database, match_id: int) -> Verdict:
+    """Check a stored replay: its bytes against the stored sha256, then every event through the
+    engine, then the result line against the match's seats in the database."""
+    label = f"match {match_id}"
+    stored = stored_replay(db, match_id)
+    if stored is None:
+        m = get_match(db, match_id)
+        why = "no such match" if m is None else f"no replay stored (status {m.status})"
+        return Verdict(label, False, reason=why)
+    try:
+        text = unpack(stored)
+    except ReplayDamage as exc:
+        return Verdict(label, False, reason=f"stored replay damaged ({exc.kind}): {exc}")
+    verdict, rep = _verify(text, label)
+    if rep is None:
+        return verdict
+    m = get_match(db, match_id)
+    if m is not None and m.seats:
+        db_scores = [s.score for s in m.seats]
+        db_placings = [s.placing for s in m.seats]
+        if db_scores != rep.result.get("scores") or db_placings != rep.result.get("placings"):
+            n = len(rep.events) + 2
+            return Verdict(
+                label,
+                False,
+                events=len(rep.events),
+                line=n,
+                reason=(
+                    f"line {n} (result): the database has scores {db_scores}, placings {db_placings}, "
+                    f"the replay {rep.result.get('scores')}, {rep.result.get('placings')}"
+                ),
+            )
+    return verdict

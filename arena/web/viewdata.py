@@ -1,0 +1,114 @@
+"""What the replay viewer shows, computed with the engine: every state of a replay as JSON.
+
+The viewer never applies a rule itself: each state is :func:`arena.engine.to_snapshot` of the
+engine's state after that event, plus two lists the engine also computes (the loungers the
+lifeguard blocks there and the loungers the rolling result reaches).  The same payload serves the
+web page, ``/api/matches/{id}/replay``, ``arena replays export --format json`` and the
+self-contained HTML export.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from arena.engine import COLOURS, FACES, LOUNGERS, State, parse_action, reachable, replay, to_snapshot
+from arena.engine.board import (
+    CHIPS_TOTAL,
+    COLOUR_ZONES,
+    FIGURES_PER_PLAYER,
+    ROW_VALUES,
+    TOWELS_PER_PLAYER,
+    TRACK,
+    TRACK_NAMES,
+    blocked_by,
+)
+from arena.engine.errors import NotationError
+
+FORMAT: Final = "pool-arena-replay-view"
+FORMAT_VERSION: Final = 1
+
+
+def board_data() -> dict[str, Any]:
+    """The static board, from the engine's board data (the viewer draws what this says)."""
+    return {
+        "colours": list(COLOURS),
+        "faces": list(FACES),
+        "zones": [{"colour": COLOURS[c], "width": w} for c, w in COLOUR_ZONES],
+        "rows": list(ROW_VALUES),
+        "loungers": [
+            {
+                "id": lo.id,
+                "name": lo.name,
+                "colour": None if lo.colour is None else COLOURS[lo.colour],
+                "value": lo.value,
+            }
+            for lo in LOUNGERS
+        ],
+        "track": [{"name": TRACK_NAMES[0], "row": None, "colour": None}]
+        + [
+            {"name": f.name, "row": f.row, "colour": None if f.colour is None else COLOURS[f.colour]}
+            for f in TRACK
+        ],
+        "towels": TOWELS_PER_PLAYER,
+        "figures": FIGURES_PER_PLAYER,
+        "chips": CHIPS_TOTAL,
+    }
+
+
+def state_view(state: State) -> dict[str, Any]:
+    """The engine's snapshot of ``state`` plus the blocked and reachable loungers (by name)."""
+    snap = to_snapshot(state)
+    snap["blocked"] = [LOUNGERS[i].name for i in sorted(blocked_by(state.guard))]
+    snap["reachable"] = [LOUNGERS[i].name for i in reachable(state)]
+    return snap
+
+
+def _event_view(index: int, event: dict[str, Any], before: State) -> dict[str, Any]:
+    out: dict[str, Any] = {"index": index, **event}
+    if "throw" in event:
+        out["kind"] = "throw"
+        out["seat"] = before.seat
+        out["faces"] = str(event["throw"]).removeprefix("throw ").split(",")
+        return out
+    out["kind"] = "decision"
+    out["phase"] = before.phase.label
+    try:
+        action = parse_action(str(event.get("action")))
+    except NotationError:
+        return out
+    if action.lounger >= 0:
+        out["lounger"] = LOUNGERS[action.lounger].name
+    out["verb"] = str(action).split(" ")[0]
+    return out
+
+
+def seating(header: dict[str, Any], players: int) -> list[str]:
+    """Bot names by seat from the replay header (``seat N`` where it has none)."""
+    names = header.get("seating")
+    if isinstance(names, list) and len(names) == players:
+        return [str(n) for n in names]
+    return [f"seat {k}" for k in range(players)]
+
+
+def build_view(text: str, match: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Replay ``text`` through the engine and return the viewer's data.
+
+    Raises :class:`arena.engine.ReplayError` (line and reason) for a record that does not replay.
+    """
+    rep = replay(text)
+    players = rep.states[0].players
+    events = [_event_view(k, e, rep.states[k - 1]) for k, e in enumerate(rep.events, start=1)]
+    forfeits = rep.result.get("forfeits", [])
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "match": match,
+        "header": rep.header,
+        "players": players,
+        "seating": seating(rep.header, players),
+        "board": board_data(),
+        "states": [state_view(s) for s in rep.states],
+        "events": events,
+        "result": rep.result,
+        "forfeits": forfeits if isinstance(forfeits, list) else [],
+    }

@@ -35,6 +35,23 @@ SeedOpt = Annotated[
 MoveOpt = Annotated[float, typer.Option(min=0.001, help="seconds per decision")]
 BankOpt = Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")]
 JobsOpt = Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="ADDRESS",
+        help="play the matches on a Dask cluster: its scheduler, e.g. tcp://HOST:8786 (see 'arena worker')",
+    ),
+]
+LocalClusterOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--local-cluster",
+        min=1,
+        metavar="N",
+        help="play the matches on a local Dask cluster of N worker processes",
+    ),
+]
 CandOpt = Annotated[str | None, typer.Option(help="gauntlet: the bot that plays against the field")]
 NameOpt = Annotated[str | None, typer.Option(help="a name for the tournament")]
 NoSandboxOpt = Annotated[
@@ -95,12 +112,38 @@ def _create(
     return t.id
 
 
-def _run(db: Database, tournament_id: int, jobs: int | None) -> None:
+def _where(jobs: int | None, cluster: str | None, local_cluster: int | None) -> None:
+    given = [
+        name
+        for name, v in (("--jobs", jobs), ("--cluster", cluster), ("--local-cluster", local_cluster))
+        if v
+    ]
+    if len(given) > 1:
+        raise typer.BadParameter(f"use only one of {', '.join(given)}", param_hint=given[1])
+
+
+def _run(
+    db: Database,
+    tournament_id: int,
+    jobs: int | None,
+    cluster: str | None = None,
+    local_cluster: int | None = None,
+) -> None:
     t = get_tournament(db, tournament_id)
-    jobs = jobs or default_jobs()
     with TournamentDisplay(f"tournament {tournament_id}") as display:
         try:
-            run_tournament(db, tournament_id, jobs=jobs, progress=display)
+            if cluster is not None or local_cluster is not None:
+                from arena.tournament.cluster import local_cluster as start_local
+                from arena.tournament.cluster import run_tournament_on_cluster
+
+                if cluster is not None:
+                    run_tournament_on_cluster(db, tournament_id, cluster, progress=display)
+                else:
+                    assert local_cluster is not None
+                    with start_local(local_cluster) as client:
+                        run_tournament_on_cluster(db, tournament_id, client, progress=display)
+            else:
+                run_tournament(db, tournament_id, jobs=jobs or default_jobs(), progress=display)
         except KeyboardInterrupt:
             raise fail(f"interrupted; resume with 'arena tournament resume {tournament_id}'", 130) from None
     counts = status_counts(db, tournament_id)
@@ -121,6 +164,8 @@ def run(
     move_time: MoveOpt = 1.0,
     bank: BankOpt = 10.0,
     jobs: JobsOpt = None,
+    cluster: ClusterOpt = None,
+    local_cluster: LocalClusterOpt = None,
     candidate: CandOpt = None,
     name: NameOpt = None,
     no_sandbox: NoSandboxOpt = False,
@@ -130,11 +175,12 @@ def run(
     cpu_seconds: CpuSecOpt = 3600,
 ) -> None:
     """Create a tournament and run it to the end, then print its leaderboard."""
+    _where(jobs, cluster, local_cluster)
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)
         tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time)
-        _run(db, tid, jobs)
+        _run(db, tid, jobs, cluster, local_cluster)
 
 
 @app.command("create")
@@ -166,20 +212,26 @@ def create_(
 def start(
     tournament_id: Annotated[int, typer.Argument(help="tournament id")],
     jobs: JobsOpt = None,
+    cluster: ClusterOpt = None,
+    local_cluster: LocalClusterOpt = None,
 ) -> None:
     """Run a created tournament's queued matches."""
+    _where(jobs, cluster, local_cluster)
     with database() as db:
-        _run(db, tournament_id, jobs)
+        _run(db, tournament_id, jobs, cluster, local_cluster)
 
 
 @app.command("resume")
 def resume(
     tournament_id: Annotated[int, typer.Argument(help="tournament id")],
     jobs: JobsOpt = None,
+    cluster: ClusterOpt = None,
+    local_cluster: LocalClusterOpt = None,
 ) -> None:
     """Finish an interrupted tournament: unfinished matches are played, finished ones kept."""
+    _where(jobs, cluster, local_cluster)
     with database() as db:
-        _run(db, tournament_id, jobs)
+        _run(db, tournament_id, jobs, cluster, local_cluster)
 
 
 @app.command("list")

@@ -51,14 +51,18 @@ def balanced_tables(n: int, k: int, limit: int, seed: int) -> list[tuple[int, ..
     counts = [0] * n
     tables: list[tuple[int, ...]] = []
     seen: set[tuple[int, ...]] = set()
+    misses = 0
     while len(tables) < limit:
-        # the least-used entries first, ties broken at random
-        order = sorted(range(n), key=lambda i: (counts[i], rng.random()))
+        # the least-used entries first, ties broken at random; after a table already drawn, the
+        # counts get a growing random jitter (a uniformly random table could skew them by 3+)
+        order = sorted(
+            range(n), key=lambda i: (counts[i] + rng.random() * misses if misses else counts[i], rng.random())
+        )
         table = tuple(sorted(order[:k]))
         if table in seen:
-            table = tuple(sorted(rng.sample(range(n), k)))
-            if table in seen:
-                continue
+            misses += 1
+            continue
+        misses = 0
         seen.add(table)
         tables.append(table)
         for i in table:

@@ -1,23 +1,35 @@
-"""The coordinator: hands queued matches to worker processes and is the database's one writer.
+"""The coordinator: hands queued matches to an executor and is the database's one writer.
 
 Results and match status are written together, so killing the coordinator at any moment loses
 at most the matches in flight, which :func:`run_tournament` re-queues when it is started again
 (``arena tournament resume``).  A worker that dies takes only its current match with it: the
 match goes back to the queue and a new pool is started (a few times, then it fails loudly).
+
+The submit/collect/record loop (:func:`coordinate`) is the same wherever matches are played;
+what differs sits behind :class:`MatchExecutor`: :class:`LocalExecutor` (worker processes on this
+machine) and :class:`arena.tournament.cluster.DaskExecutor` (a Dask cluster).
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import require_bwrap
 from arena.store.db import Database, StoreError, arena_home
+from arena.store.models import Match, MatchStatus
 from arena.store.tournaments import (
     MatchTask,
     finish_tournament,
@@ -33,6 +45,9 @@ from arena.store.tournaments import (
 from .worker import init_worker, play_task
 
 MAX_POOL_RESTARTS = 3
+MAX_REQUEUES = 3  # a match whose worker was lost this many times more is recorded as failed
+
+log = logging.getLogger(__name__)
 
 
 class TournamentError(StoreError):
@@ -54,9 +69,205 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+@dataclass(frozen=True)
+class Requeue:
+    """A match that did not complete through no fault of its own (its worker was lost, ...):
+    it goes back to the queue."""
+
+    reason: str
+    broken: bool = False  # the executor must restart before anything else is submitted
+    counted: bool = True  # counts towards the match's MAX_REQUEUES
+
+
+Outcome = MatchResult | Requeue | BaseException
+
+
+class MatchExecutor(Protocol):
+    """Where matches are played.  Handles are whatever :meth:`submit` returns (hashable)."""
+
+    def slots(self) -> int:
+        """How many matches to keep in flight now."""
+        ...
+
+    def submit(self, task: MatchTask) -> Hashable:
+        """Start playing ``task``; return its handle."""
+        ...
+
+    def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome]]:
+        """Block until some of ``handles`` ended (or a short while passed: may return nothing)."""
+        ...
+
+    def restart(self) -> None:
+        """Recover after a ``broken`` outcome, once nothing is in flight any more."""
+        ...
+
+    def close(self) -> None:
+        """Stop; matches still in flight are abandoned (they stay ``running`` until resumed)."""
+        ...
+
+
+class LocalExecutor:
+    """A pool of worker processes on this machine, each with its own referee and bot pool."""
+
+    def __init__(self, jobs: int, log_dir: Path, config: RefereeConfig | None) -> None:
+        self.jobs = jobs
+        self.log_dir = log_dir
+        self.config = config
+        self.pool = self._pool()
+
+    def _pool(self) -> ProcessPoolExecutor:
+        ctx = multiprocessing.get_context("spawn")  # never fork a process that runs gRPC
+        return ProcessPoolExecutor(
+            self.jobs, mp_context=ctx, initializer=init_worker, initargs=(str(self.log_dir), self.config)
+        )
+
+    def slots(self) -> int:
+        return self.jobs
+
+    def submit(self, task: MatchTask) -> Hashable:
+        return self.pool.submit(play_task, task)
+
+    def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome]]:
+        futures: list[Future[MatchResult]] = [h for h in handles if isinstance(h, Future)]
+        finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+        out: list[tuple[Hashable, Outcome]] = []
+        for fut in finished:
+            try:
+                out.append((fut, fut.result()))
+            except BrokenProcessPool:  # the worker died: the match goes back to the queue
+                out.append((fut, Requeue("a worker process died", broken=True)))
+            except Exception as exc:  # the arena failed, not a bot: recorded loudly
+                out.append((fut, exc))
+        return out
+
+    def restart(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool = self._pool()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def default_jobs() -> int:
     """One worker per core."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def open_run(db: Database, tournament_id: int) -> list[MatchTask]:
+    """Start (or resume) a run: matches a dead run left ``running`` are queued again; return
+    every queued match, in schedule order."""
+    get_tournament(db, tournament_id)
+    prepare_resume(db, tournament_id)
+    return queued_tasks(db, tournament_id)
+
+
+def record(db: Database, match_id: int, result: MatchResult) -> bool:
+    """Write a finished match; False (and nothing written) when it was already finished: a late
+    or duplicate result (e.g. from another coordinator of the same tournament) is a no-op."""
+    try:
+        record_result(db, match_id, result)
+    except StoreError:
+        with db.session() as session:
+            m = session.get(Match, match_id)
+            if m is not None and m.status == MatchStatus.FINISHED:
+                log.info("match %s was already finished; ignoring a second result", match_id)
+                return False
+        raise
+    return True
+
+
+def coordinate(
+    db: Database,
+    tournament_id: int,
+    tasks: list[MatchTask],
+    executor: MatchExecutor,
+    *,
+    progress: ProgressFn | None = None,
+    stop_after: int | None = None,
+    hint: str = "",
+) -> None:
+    """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
+
+    Lost matches go back to the queue (played first); a match lost more than
+    :data:`MAX_REQUEUES` times is recorded as failed, and an executor that breaks more than
+    :data:`MAX_POOL_RESTARTS` times ends the run with :class:`TournamentError`.  The executor is
+    closed in the end, whatever happens.
+    """
+    counts = status_counts(db, tournament_id)
+    total = sum(counts.values())
+    done = counts.get("finished", 0)
+    failed = 0
+    queue = list(reversed(tasks))
+    pending: dict[Hashable, MatchTask] = {}
+    requeues: Counter[int] = Counter()
+    restarts = 0
+    played = 0
+    broken = False
+    try:
+        while queue or pending:
+            while queue and not broken and len(pending) < executor.slots():
+                if stop_after is not None and played + len(pending) >= stop_after:
+                    break
+                task = queue.pop()
+                mark_running(db, [task.match_id])
+                pending[executor.submit(task)] = task
+            if not pending:
+                break
+            for handle, outcome in executor.wait(list(pending)):
+                task = pending.pop(handle)
+                if isinstance(outcome, Requeue):
+                    broken = broken or outcome.broken
+                    requeues[task.match_id] += int(outcome.counted and not outcome.broken)
+                    if requeues[task.match_id] > MAX_REQUEUES:
+                        record_failure(db, task.match_id, f"lost {MAX_REQUEUES + 1} times: {outcome.reason}")
+                        failed += 1
+                        played += 1
+                    else:
+                        queue.append(task)
+                elif isinstance(outcome, BaseException):
+                    record_failure(db, task.match_id, f"{type(outcome).__name__}: {outcome}")
+                    failed += 1
+                    played += 1
+                else:
+                    if record(db, task.match_id, outcome):
+                        done += 1
+                    played += 1
+                    if progress is not None:
+                        progress(Progress(tournament_id, total, done, failed, outcome, task))
+            if broken:
+                for task in pending.values():  # the whole pool is gone: all of it goes back
+                    queue.append(task)
+                pending.clear()
+                restarts += 1
+                prepare_resume(db, tournament_id)
+                if restarts > MAX_POOL_RESTARTS:
+                    raise TournamentError(
+                        f"worker processes died {restarts} times; {len(queue)} matches left queued. "
+                        f"{hint}Run 'arena tournament resume {tournament_id}'."
+                    )
+                executor.restart()
+                broken = False
+            if stop_after is not None and played >= stop_after and not pending:
+                break
+    finally:
+        executor.close()
+    finish_tournament(db, tournament_id)
+
+
+@contextmanager
+def database_failures(tournament_id: int) -> Iterator[None]:
+    """A database failure during a run (a full disk, a dropped connection, ...) becomes a
+    :class:`TournamentError` that says what happened and what to do.  A match's result is one
+    transaction, so a failed write leaves that match unfinished, never partly recorded."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
+        raise TournamentError(
+            f"the database failed during tournament {tournament_id}: {lines[0]}. "
+            f"Nothing partial was recorded (each match is written in one transaction); when the "
+            f"database is reachable and has space again, run 'arena tournament resume {tournament_id}'."
+        ) from exc
 
 
 def run_tournament(
@@ -68,77 +279,23 @@ def run_tournament(
     config: RefereeConfig | None = None,
     stop_after: int | None = None,
 ) -> None:
-    """Play every queued match of the tournament (re-queueing ones a dead run left behind).
+    """Play every queued match of the tournament (re-queueing ones a dead run left behind) in
+    ``jobs`` worker processes on this machine.
 
     ``stop_after`` ends the run after that many matches (for tests and partial runs).
     """
-    get_tournament(db, tournament_id)
-    prepare_resume(db, tournament_id)
-    tasks = queued_tasks(db, tournament_id)
-    if any(t.sandbox is not None for t in tasks):
-        require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
-    counts = status_counts(db, tournament_id)
-    total = sum(counts.values())
-    done = counts.get("finished", 0)
-    failed = 0
-    jobs = jobs or default_jobs()
-    log_dir = arena_home() / "logs" / f"tournament-{tournament_id}"
-    queue = list(reversed(tasks))
-    restarts = 0
-    played = 0
-    while queue:
-        ctx = multiprocessing.get_context("spawn")  # never fork a process that runs gRPC
-        pool = ProcessPoolExecutor(
-            jobs, mp_context=ctx, initializer=init_worker, initargs=(str(log_dir), config)
+    with database_failures(tournament_id):
+        tasks = open_run(db, tournament_id)
+        if any(t.sandbox is not None for t in tasks):
+            require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
+        log_dir = arena_home() / "logs" / f"tournament-{tournament_id}"
+        executor = LocalExecutor(jobs or default_jobs(), log_dir, config)
+        coordinate(
+            db,
+            tournament_id,
+            tasks,
+            executor,
+            progress=progress,
+            stop_after=stop_after,
+            hint=f"Check the bot logs in {log_dir}. ",
         )
-        pending: dict[Future[MatchResult], MatchTask] = {}
-        broken = False
-        try:
-            while queue or pending:
-                while queue and len(pending) < jobs and not broken:
-                    if stop_after is not None and played + len(pending) >= stop_after:
-                        break
-                    task = queue.pop()
-                    mark_running(db, [task.match_id])
-                    pending[pool.submit(play_task, task)] = task
-                if not pending:
-                    break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    task = pending.pop(fut)
-                    try:
-                        result = fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        queue.append(task)  # the worker died: the match goes back to the queue
-                        continue
-                    except Exception as exc:  # the arena failed, not a bot: recorded loudly
-                        record_failure(db, task.match_id, f"{type(exc).__name__}: {exc}")
-                        failed += 1
-                        played += 1
-                    else:
-                        record_result(db, task.match_id, result)
-                        done += 1
-                        played += 1
-                        if progress is not None:
-                            progress(Progress(tournament_id, total, done, failed, result, task))
-                if broken:
-                    for fut, task in list(pending.items()):
-                        pending.pop(fut)
-                        queue.append(task)
-                    break
-            if stop_after is not None and played >= stop_after:
-                break
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if broken:
-            restarts += 1
-            prepare_resume(db, tournament_id)
-            if restarts > MAX_POOL_RESTARTS:
-                raise TournamentError(
-                    f"worker processes died {restarts} times; {len(queue)} matches left queued. "
-                    f"Check the bot logs in {log_dir} and run 'arena tournament resume {tournament_id}'."
-                )
-            continue
-        break
-    finish_tournament(db, tournament_id)

@@ -12,12 +12,21 @@ import atexit
 import contextlib
 import shutil
 import tempfile
+import threading
+from collections.abc import Collection, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
 from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits
 from arena.store.tournaments import MatchTask, SeatTask
+
+T = TypeVar("T")
+
+# A kept-running bot is reused only for the very same program, name and sandbox: version ids alone
+# are not enough where one worker serves several databases (a Dask cluster).
+PoolKey = tuple[int, str, tuple[str, ...], SandboxLimits | None, int]
 
 
 class WorkerState:
@@ -28,7 +37,7 @@ class WorkerState:
         self.sock_dir = Path(tempfile.mkdtemp(prefix="arena-w-"))
         self.server = RefereeServer(config)
         self.address = ""
-        self.pool: dict[tuple[int, int], tuple[BotProcess, BotSession]] = {}
+        self.pool: dict[PoolKey, tuple[BotProcess, BotSession]] = {}
         self.launched = 0
 
     async def start(self) -> None:
@@ -48,14 +57,15 @@ class WorkerState:
         sessions: list[BotSession] = []
         procs: list[BotProcess] = []
         fresh: list[tuple[BotProcess, BotSession]] = []
-        seen: dict[int, int] = {}
-        keys: list[tuple[int, int] | None] = []
+        seen: dict[tuple[int, str, tuple[str, ...]], int] = {}
+        keys: list[PoolKey | None] = []
         try:
             for seat in task.seats:
-                n = seen.get(seat.version_id, 0)
-                seen[seat.version_id] = n + 1
+                ident = (seat.version_id, seat.name, seat.command)
+                n = seen.get(ident, 0)
+                seen[ident] = n + 1
                 if seat.persistent:
-                    key = (seat.version_id, n)
+                    key: PoolKey = (*ident, task.sandbox, n)
                     entry = self.pool.get(key)
                     if entry is None or entry[0].probe() is not None:
                         if entry is not None:
@@ -99,7 +109,13 @@ class WorkerState:
                 await self._drop(failed)
         return result
 
-    async def _drop(self, key: tuple[int, int]) -> None:
+    async def release(self, version_ids: Collection[int] | None = None) -> None:
+        """Stop the kept-running bots (of these bot versions only, when given)."""
+        for key in list(self.pool):
+            if version_ids is None or key[0] in version_ids:
+                await self._drop(key)
+
+    async def _drop(self, key: PoolKey) -> None:
         entry = self.pool.pop(key, None)
         if entry is not None:
             proc, session = entry
@@ -143,3 +159,79 @@ def play_task(task: MatchTask) -> MatchResult:
         init_worker(None)
     assert _loop is not None and _state is not None
     return _loop.run_until_complete(_state.play(task))
+
+
+class WorkerThread:
+    """A :class:`WorkerState` on an event loop of its own thread, for hosts that call
+    :meth:`play` from threads of their own (a Dask worker's task threads).
+
+    Matches are played one at a time.  The loop keeps running between matches, so the referee
+    answers its kept-running bots' keepalives, and the bots are children of a thread that lives
+    as long as the process (a sandbox's ``--die-with-parent`` follows the launching thread).
+    """
+
+    def __init__(self, log_dir: Path | None, config: RefereeConfig | None) -> None:
+        self.config = config
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="arena-worker-loop", daemon=True)
+        self.thread.start()
+        self.state = WorkerState(log_dir, config)
+        self._lock: asyncio.Lock | None = None
+        self.closed = False
+        try:
+            self._call(self._start())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    async def _start(self) -> None:
+        self._lock = asyncio.Lock()
+        await self.state.start()
+
+    async def _play(self, task: MatchTask, log_dir: Path | None) -> MatchResult:
+        assert self._lock is not None
+        async with self._lock:
+            self.state.log_dir = log_dir
+            return await self.state.play(task)
+
+    def play(self, task: MatchTask, log_dir: Path | None = None) -> MatchResult:
+        """Play one match (waiting for the one in progress, if any); bot logs go to ``log_dir``."""
+        if self.closed:
+            raise RuntimeError("this worker is closed")
+        return self._call(self._play(task, log_dir))
+
+    async def _release(self, version_ids: Collection[int] | None) -> None:
+        assert self._lock is not None
+        async with self._lock:
+            await self.state.release(version_ids)
+
+    def release(self, version_ids: Collection[int] | None = None) -> None:
+        """Stop kept-running bots once no match is using them (returns at once)."""
+        if not self.closed:
+            asyncio.run_coroutine_threadsafe(self._release(version_ids), self.loop)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop every bot, the referee and the loop."""
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(Exception):
+            self._call(self._shutdown(), timeout)
+        self._stop_loop()
+
+    async def _shutdown(self) -> None:
+        await self.state.close()
+        current = asyncio.current_task()
+        rest = [t for t in asyncio.all_tasks() if t is not current]
+        for t in rest:  # e.g. a match in progress or a release still waiting for it
+            t.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
+
+    def _stop_loop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5.0)
+        if not self.thread.is_alive():
+            self.loop.close()

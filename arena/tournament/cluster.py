@@ -1,0 +1,558 @@
+"""Running a tournament's matches on a Dask cluster.
+
+Each match is one Dask task.  It runs on a worker process that keeps a referee and a pool of
+kept-running bots for its whole life (one :class:`~arena.tournament.worker.WorkerThread` per
+worker process, created by the first match it plays), sandboxed as on a single machine, and it
+returns the :class:`~arena.referee.MatchResult` (scores, placings and the replay) to the
+coordinator: this process, the database's only writer (the same loop as a local run,
+:func:`arena.tournament.runner.coordinate`).  The database stays the source of truth: a lost
+worker or a lost scheduler only sends unfinished matches back to the queue (Dask reschedules a
+lost worker's task by itself, up to ``distributed.scheduler.allowed-failures`` times; after that,
+and after a lost scheduler, the coordinator submits it again), and a second result for a finished
+match is ignored.
+
+Bot artifacts travel content-addressed: the coordinator asks every worker which of the
+tournament's artifacts (by sha256) its cache ``ARENA_HOME/artifacts/<sha256>/<filename>`` lacks
+and sends just those, once per worker, verified by sha256 when written; a worker that joins later
+reports the missing ones with its first match and gets them then.
+
+Workers: ``arena worker --scheduler tcp://HOST:8786`` or, equivalently,
+``dask worker tcp://HOST:8786 --nthreads 1 --preload arena.tournament.cluster`` (one match at
+a time per worker process: use ``--nworkers`` for more).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import queue
+import re
+import stat
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Hashable, Iterator, Sequence
+from concurrent.futures import CancelledError
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, Future, KilledWorker, LocalCluster, Worker, WorkerPlugin, get_worker
+from sqlmodel import col, select
+
+from arena.referee import MatchResult, RefereeConfig
+from arena.sandbox import SandboxUnavailableError, bwrap_problem
+from arena.store.db import Database, arena_home
+from arena.store.models import BotVersion
+from arena.store.tournaments import MatchTask
+
+from .runner import Outcome, ProgressFn, Requeue, TournamentError, coordinate, open_run
+from .worker import WorkerThread
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME = "arena-worker"
+SHA_RE = re.compile(r"[0-9a-f]{64}\Z")
+
+
+# --------------------------------------------------------------------------- what travels
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A bot's file as the coordinator knows it: content hash, file name, and its path on the
+    coordinator (as it appears in the seat's command, to be replaced by the worker's copy)."""
+
+    sha256: str
+    filename: str
+    origin: str
+    executable: bool = False
+
+
+@dataclass(frozen=True)
+class RemoteMatch:
+    """One match as a Dask task: the task, each seat's artifact (None: nothing to fetch) and the
+    coordinator's interpreter as it appears in the commands (replaced by the worker's own)."""
+
+    task: MatchTask
+    artifacts: tuple[Artifact | None, ...]
+    python: str
+    config: RefereeConfig | None = None
+
+
+class ClusterUnavailableError(TournamentError):
+    """The Dask scheduler cannot be reached."""
+
+
+class ArtifactMissingError(Exception):
+    """A worker lacks bot artifacts: the coordinator sends them and submits the match again."""
+
+    def __init__(self, worker: str, shas: list[str]) -> None:
+        super().__init__(worker, shas)
+        self.worker = worker
+        self.shas = shas
+
+    def __str__(self) -> str:
+        return f"worker {self.worker or '?'} lacks artifacts {', '.join(s[:12] for s in self.shas)}"
+
+
+# --------------------------------------------------------------------------- worker side
+
+_verified: set[Path] = set()  # cached artifacts whose bytes this process checked
+_host: WorkerThread | None = None
+_host_lock = threading.Lock()
+
+
+def artifact_path(sha256: str, filename: str) -> Path:
+    """Where this machine keeps an artifact: ``ARENA_HOME/artifacts/<sha256>/<filename>``."""
+    if not SHA_RE.match(sha256) or not filename or "/" in filename or filename in (".", ".."):
+        raise ValueError(f"bad artifact reference {sha256!r}/{filename!r}")
+    return arena_home().resolve() / "artifacts" / sha256 / filename
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def has_artifact(sha256: str, filename: str) -> bool:
+    """Whether this machine's cache holds the artifact (its bytes checked once per process)."""
+    path = artifact_path(sha256, filename)
+    if path in _verified and path.is_file():
+        return True
+    try:
+        ok = path.is_file() and _file_sha256(path) == sha256
+    except OSError:
+        ok = False
+    if ok:
+        _verified.add(path)
+    return ok
+
+
+def artifacts_present(wanted: list[tuple[str, str]]) -> list[str]:
+    """Of ``(sha256, filename)`` pairs, the sha256 of those this worker already holds."""
+    return [sha for sha, name in wanted if has_artifact(sha, name)]
+
+
+def store_artifacts(blobs: dict[str, tuple[str, bytes, bool]]) -> list[str]:
+    """Write artifacts (``sha256 -> (filename, bytes, executable)``) into this machine's cache,
+    each checked against its sha256 before and after writing; return the sha256 written."""
+    written = []
+    for sha, (filename, data, executable) in blobs.items():
+        target = artifact_path(sha, filename)
+        if has_artifact(sha, filename):
+            continue
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise ValueError(f"artifact {sha[:12]} ({filename}): the bytes sent do not match their sha256")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{filename}.{uuid.uuid4().hex}.tmp"  # unique: workers share caches
+        try:
+            tmp.write_bytes(data)
+            mode = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+            if executable:
+                mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+            os.chmod(tmp, mode)
+            if _file_sha256(tmp) != sha:
+                raise OSError(f"artifact {sha[:12]} ({filename}) was damaged while writing it to {tmp}")
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+        _verified.add(target)
+        written.append(sha)
+    return written
+
+
+def _worker_address() -> str:
+    try:
+        return str(get_worker().address)
+    except ValueError:  # not inside a Dask worker
+        return ""
+
+
+def localize(job: RemoteMatch) -> MatchTask:
+    """The match with every seat's command pointing at this machine's interpreter and its copy
+    of the artifact; :class:`ArtifactMissingError` when the cache lacks some."""
+    missing: list[str] = []
+    seats = []
+    for seat, art in zip(job.task.seats, job.artifacts, strict=True):
+        command = [sys.executable if part == job.python else part for part in seat.command]
+        if art is not None:
+            if not has_artifact(art.sha256, art.filename):
+                missing.append(art.sha256)
+            local = str(artifact_path(art.sha256, art.filename))
+            command = [local if part == art.origin else part for part in command]
+        seats.append(replace(seat, command=tuple(command)))
+    if missing:
+        raise ArtifactMissingError(_worker_address(), sorted(set(missing)))
+    return replace(job.task, seats=tuple(seats))
+
+
+def _worker_host(config: RefereeConfig | None) -> WorkerThread:
+    """This process's referee and bot pool, started by its first match."""
+    global _host
+    with _host_lock:
+        if _host is not None and _host.config != config:
+            _host.close()
+            _host = None
+        if _host is None or _host.closed:
+            _host = WorkerThread(None, config)
+            atexit.register(close_host)
+        return _host
+
+
+def play_remote(job: RemoteMatch) -> MatchResult:
+    """The Dask task: play one match on this worker and return its result."""
+    task = localize(job)
+    log_dir = arena_home().resolve() / "logs" / f"tournament-{task.tournament_id}"
+    result = _worker_host(job.config).play(task, log_dir)
+    return replace(result, extra={**result.extra, "worker": _worker_address()})
+
+
+def release_bots(version_ids: list[int] | None = None) -> None:
+    """Stop this worker's kept-running bots (of these versions) once no match uses them."""
+    if _host is not None:
+        _host.release(version_ids)
+
+
+def close_host() -> None:
+    """Stop this worker's bots and referee (at worker shutdown)."""
+    global _host
+    with _host_lock:
+        host, _host = _host, None
+    if host is not None:
+        host.close()
+
+
+class ArenaWorkerPlugin(WorkerPlugin):
+    """Registered by the coordinator: reaps the worker's bots when the worker closes."""
+
+    idempotent = True
+    name = PLUGIN_NAME
+
+    def teardown(self, worker: Worker) -> None:
+        close_host()
+
+
+def dask_setup(worker: Worker) -> None:
+    """``--preload arena.tournament.cluster``: nothing to do until the first match."""
+
+
+def dask_teardown(worker: Worker) -> None:
+    """``--preload arena.tournament.cluster``: reap the worker's bots at shutdown."""
+    close_host()
+
+
+def worker_command(scheduler: str, nworkers: int, *, name: str | None = None) -> list[str]:
+    """The ``dask worker`` command line that serves matches (one at a time per process)."""
+    argv = [
+        sys.executable,
+        "-m",
+        "distributed.cli.dask_worker",
+        scheduler,
+        "--nworkers",
+        str(nworkers),
+        "--nthreads",
+        "1",
+        "--preload",
+        __name__,
+        "--no-dashboard",
+    ]
+    if name:
+        argv += ["--name", name]
+    return argv
+
+
+# --------------------------------------------------------------------------- coordinator side
+
+
+def artifacts_of(db: Database, tasks: Sequence[MatchTask]) -> dict[int, Artifact]:
+    """The artifact of every bot version the tasks use, by version id (remote bots have none)."""
+    ids = {s.version_id for t in tasks for s in t.seats}
+    out: dict[int, Artifact] = {}
+    with db.session() as session:
+        for v in session.exec(select(BotVersion).where(col(BotVersion.id).in_(ids))).all():
+            if v.id is not None and v.kind == "local" and v.artifact:
+                executable = os.access(v.artifact, os.X_OK)
+                out[v.id] = Artifact(v.sha256, v.filename, v.artifact, executable)
+    return out
+
+
+@dataclass
+class ClusterStats:
+    """What a cluster run did besides playing: artifacts sent and matches sent back."""
+
+    uploads: list[tuple[str, str]] = field(default_factory=list)  # (worker, sha256), each sent
+    requeued: Counter[str] = field(default_factory=Counter)  # reason -> matches sent back
+    workers: set[str] = field(default_factory=set)  # workers that returned a result
+
+
+class DaskExecutor:
+    """The :class:`~arena.tournament.runner.MatchExecutor` of a Dask cluster.
+
+    Keeps ``oversubscribe`` matches per worker thread in flight, so a worker never waits for the
+    coordinator between two matches.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        artifacts: dict[int, Artifact],
+        config: RefereeConfig | None = None,
+        *,
+        oversubscribe: int = 2,
+        poll: float = 1.0,
+        reconnect_timeout: float = 60.0,
+    ) -> None:
+        self.client = client
+        self.artifacts = artifacts
+        self.config = config
+        self.oversubscribe = oversubscribe
+        self.poll = poll
+        self.reconnect_timeout = reconnect_timeout
+        self.stats = ClusterStats()
+        self._done: queue.Queue[Future[MatchResult]] = queue.Queue()
+        self._inflight: set[Future[MatchResult]] = set()
+        self._blobs: dict[str, bytes] = {}
+        self._threads = (0, 0.0)  # worker threads, when last asked
+
+    # ----------------------------------------------------------------- artifacts
+
+    def _blob(self, art: Artifact) -> bytes:
+        data = self._blobs.get(art.sha256)
+        if data is None:
+            data = Path(art.origin).read_bytes()
+            if hashlib.sha256(data).hexdigest() != art.sha256:
+                raise TournamentError(
+                    f"the stored artifact {art.origin} does not match its sha256 {art.sha256[:12]}: "
+                    f"re-register the bot"
+                )
+            self._blobs[art.sha256] = data
+        return data
+
+    def _send(self, worker: str, arts: list[Artifact]) -> None:
+        blobs = {a.sha256: (a.filename, self._blob(a), a.executable) for a in arts}
+        self.client.run(store_artifacts, blobs, workers=[worker])
+        self.stats.uploads += [(worker, sha) for sha in blobs]
+
+    def sync_artifacts(self) -> None:
+        """Send every connected worker the artifacts its cache lacks (asking first)."""
+        arts = {a.sha256: a for a in self.artifacts.values()}
+        if not arts:
+            return
+        wanted = [(a.sha256, a.filename) for a in arts.values()]
+        present: dict[str, Any] = self.client.run(artifacts_present, wanted, on_error="return")
+        for worker, have in present.items():
+            if isinstance(have, BaseException):
+                log.warning("worker %s did not answer about artifacts: %s", worker, have)
+                continue
+            missing = [a for sha, a in arts.items() if sha not in have]
+            if missing:
+                self._send(worker, missing)
+
+    def _supply(self, exc: ArtifactMissingError) -> None:
+        """A worker reported missing artifacts with a match (it joined after the run started,
+        or the report crossed an upload): send it those it still lacks.  Sending one a second
+        time happens only if its cache lost it; a third time is an error."""
+        arts = {a.sha256: a for a in self.artifacts.values()}
+        wanted = [arts[s] for s in exc.shas if s in arts]
+        try:
+            answer = self.client.run(
+                artifacts_present, [(a.sha256, a.filename) for a in wanted], workers=[exc.worker]
+            )
+            have = set(answer.get(exc.worker, []))
+            missing = [a for a in wanted if a.sha256 not in have]
+            sent = Counter(self.stats.uploads)
+            if any(sent[(exc.worker, a.sha256)] >= 2 for a in missing):
+                raise TournamentError(f"{exc}, though they were sent to it twice: check its ARENA_HOME")
+            if missing:
+                self._send(exc.worker, missing)
+        except TournamentError:
+            raise
+        except Exception as err:  # e.g. the worker is gone since: the match will run elsewhere
+            log.warning("could not send artifacts to %s: %s", exc.worker, err)
+
+    def check_sandbox(self) -> None:
+        """Refuse to run sandboxed matches on workers where bubblewrap cannot run."""
+        problems: dict[str, Any] = self.client.run(bwrap_problem, on_error="return")
+        bad = {w: p for w, p in problems.items() if p is not None}
+        if bad:
+            worker, problem = next(iter(bad.items()))
+            raise SandboxUnavailableError(
+                f"cannot sandbox bots on worker {worker} ({len(bad)} of {len(problems)} workers): "
+                f"{problem}. Install bubblewrap there, or run only bots you trust with --no-sandbox."
+            )
+
+    # ----------------------------------------------------------------- MatchExecutor
+
+    def slots(self) -> int:
+        threads, when = self._threads
+        now = time.monotonic()
+        if now - when > 2.0:
+            try:
+                threads = sum(self.client.nthreads().values())  # type: ignore[no-untyped-call]
+            except Exception as exc:  # the scheduler is away: keep the last count
+                log.warning("could not count the workers: %s", exc)
+            self._threads = (threads, now)
+        return max(1, threads * self.oversubscribe)
+
+    def _connected(self) -> None:
+        deadline = time.monotonic() + self.reconnect_timeout
+        while self.client.status != "running":
+            if self.client.status in ("closing", "closed") or time.monotonic() > deadline:
+                raise TournamentError(f"lost the Dask scheduler (client {self.client.status})")
+            time.sleep(0.2)
+
+    def submit(self, task: MatchTask) -> Hashable:
+        self._connected()
+        job = RemoteMatch(
+            task,
+            tuple(self.artifacts.get(s.version_id) for s in task.seats),
+            sys.executable,
+            self.config,
+        )
+        fut = self.client.submit(play_remote, job, key=f"arena-{task.key}-{uuid.uuid4().hex[:8]}", pure=False)
+        self._inflight.add(fut)
+        fut.add_done_callback(self._done.put)  # type: ignore[no-untyped-call]
+        return fut
+
+    def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome]]:
+        try:
+            batch = [self._done.get(timeout=self.poll)]
+        except queue.Empty:
+            return []
+        while True:
+            try:
+                batch.append(self._done.get_nowait())
+            except queue.Empty:
+                break
+        wanted = set(handles)
+        out: list[tuple[Hashable, Outcome]] = []
+        for fut in batch:
+            if fut in wanted and fut in self._inflight:
+                self._inflight.discard(fut)
+                outcome = self._outcome(fut)
+                if isinstance(outcome, Requeue):
+                    self.stats.requeued[outcome.reason.split(":")[0]] += 1
+                out.append((fut, outcome))
+        return out
+
+    def _outcome(self, fut: Future[MatchResult]) -> Outcome:
+        status = fut.status
+        if status == "finished":
+            try:
+                result = fut.result(timeout=60)
+            except (CancelledError, OSError, TimeoutError) as exc:
+                return Requeue(f"result lost: {exc}", counted=False)
+            if not isinstance(result, MatchResult):
+                return TypeError(f"a worker returned {type(result).__name__}, not a MatchResult")
+            self.stats.workers.add(str(result.extra.get("worker", "?")))
+            return result
+        if status == "error":
+            error = fut.exception()  # type: ignore[no-untyped-call]
+            if isinstance(error, KilledWorker):
+                return Requeue(f"workers died: {error}")
+            if isinstance(error, ArtifactMissingError):
+                self._supply(error)
+                return Requeue(f"artifacts missing: {error}", counted=False)
+            if isinstance(error, BaseException):
+                return error
+            return RuntimeError(f"the match task failed: {error!r}")
+        return Requeue(f"task {status}: the scheduler connection was lost", counted=False)
+
+    def restart(self) -> None:
+        """Nothing to restart: Dask replaces lost workers by itself."""
+
+    def close(self) -> None:
+        if self._inflight and self.client.status == "running":
+            self.client.cancel(list(self._inflight))  # type: ignore[no-untyped-call]
+        self._inflight.clear()
+
+
+@contextmanager
+def _client(client_or_address: Client | str) -> Iterator[Client]:
+    if isinstance(client_or_address, str):
+        try:
+            client = Client(client_or_address, set_as_default=False)  # type: ignore[no-untyped-call]
+        except OSError as exc:
+            raise ClusterUnavailableError(
+                f"cannot reach the Dask scheduler at {client_or_address}: {exc}. Start one with "
+                f"'dask scheduler' and workers with 'arena worker --scheduler ADDRESS'."
+            ) from None
+        try:
+            yield client
+        finally:
+            client.close()  # type: ignore[no-untyped-call]
+    else:
+        yield client_or_address
+
+
+@contextmanager
+def local_cluster(workers: int) -> Iterator[Client]:
+    """A Dask cluster of ``workers`` processes on this machine (one match at a time each), and
+    a client of it; both are closed afterwards."""
+    cluster = LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    try:
+        client = Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
+        try:
+            yield client
+        finally:
+            client.close()  # type: ignore[no-untyped-call]
+    finally:
+        cluster.close()
+
+
+def run_tournament_on_cluster(
+    db: Database,
+    tournament_id: int,
+    client_or_address: Client | str,
+    *,
+    progress: ProgressFn | None = None,
+    config: RefereeConfig | None = None,
+    stop_after: int | None = None,
+    release: bool = True,
+) -> ClusterStats:
+    """Play every queued match of the tournament on a Dask cluster (a ``Client`` or a scheduler
+    address such as ``tcp://HOST:8786``), this process being the one writer of the database.
+
+    ``release`` stops the tournament's kept-running bots on the workers at the end.  Returns
+    what was sent where (:class:`ClusterStats`).
+    """
+    tasks = open_run(db, tournament_id)
+    with _client(client_or_address) as client:
+        client.register_plugin(ArenaWorkerPlugin(), name=PLUGIN_NAME)
+        executor = DaskExecutor(client, artifacts_of(db, tasks), config)
+        if any(t.sandbox is not None for t in tasks):
+            executor.check_sandbox()
+        executor.sync_artifacts()
+        try:
+            coordinate(
+                db,
+                tournament_id,
+                tasks,
+                executor,
+                progress=progress,
+                stop_after=stop_after,
+                hint="Check the workers' logs. ",
+            )
+        finally:
+            if release and tasks:
+                versions = sorted({s.version_id for t in tasks for s in t.seats})
+                try:
+                    client.run(release_bots, versions, on_error="ignore")
+                except Exception as exc:  # the tournament's results are safe; the bots idle on
+                    log.warning("could not release the bots on the workers: %s", exc)
+        return executor.stats

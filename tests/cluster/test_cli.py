@@ -1,0 +1,108 @@
+"""The command line: 'dask scheduler' + 'arena worker' + 'arena tournament run --cluster', and
+'--local-cluster' on start."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .helpers import REPO, wait_gone
+
+BIN = Path(sys.executable).parent
+ARENA = BIN / "arena"
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["ARENA_HOME"] = str(home)
+    env.pop("ARENA_DATABASE_URL", None)
+    env.pop("COLUMNS", None)
+    env.update(extra)
+    return env
+
+
+def cli(home: Path, *args: str, code: int = 0, **env: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(ARENA), *args], env=_env(home, **env), capture_output=True, text=True, timeout=240, cwd=home
+    )
+    said = f"arena {' '.join(args)}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == code, said
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.fixture
+def scheduler(tmp_path: Path) -> Iterator[str]:
+    """A 'dask scheduler' process on 127.0.0.1; its address."""
+    info = tmp_path / "scheduler.json"
+    proc = subprocess.Popen(
+        [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+         "--scheduler-file", str(info)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() or not info.read_text().strip():
+            assert proc.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        yield str(json.loads(info.read_text())["address"])
+    finally:
+        _stop(proc)
+
+
+def _register(home: Path) -> None:
+    for name in ("greedy", "invader"):
+        cli(home, "bots", "add", name, str(REPO / "bots" / f"{name}_bot.py"))
+
+
+def test_arena_worker_serves_a_cluster_tournament(arena_home: Path, tmp_path: Path, scheduler: str) -> None:
+    whome = tmp_path / "worker-home"
+    worker = subprocess.Popen(
+        [str(ARENA), "worker", "--scheduler", scheduler, "--nworkers", "1", "--home", str(whome)],
+        env=_env(arena_home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _register(arena_home)
+        run = cli(arena_home, "tournament", "run", "greedy", "invader", "--tables", "2", "--games", "1",
+                  "--seed", "3", "--cluster", scheduler)  # fmt: skip
+        assert "matches: 2 finished" in run.stderr
+        assert "greedy" in run.stdout and "invader" in run.stdout
+        cached = sorted(p.name for p in (whome / "artifacts").glob("*/*"))
+        assert cached == ["greedy_bot.py", "invader_bot.py"]  # sent to the worker's own cache
+        assert (whome / "logs" / "tournament-1").is_dir()
+    finally:
+        _stop(worker)
+    assert worker.returncode is not None
+    assert not wait_gone(str(whome / "artifacts"), 10), "the worker left bots behind"
+
+
+def test_local_cluster_start_and_bad_options(arena_home: Path) -> None:
+    _register(arena_home)
+    made = cli(arena_home, "tournament", "create", "greedy", "invader", "--tables", "2", "--games", "1",
+               "--no-sandbox")  # fmt: skip
+    tid = made.stdout.strip()
+    both = cli(arena_home, "tournament", "start", tid, "--jobs", "2", "--local-cluster", "2", code=2)
+    assert "use only one of --jobs, --local-cluster" in both.stderr
+    gone = cli(arena_home, "tournament", "start", tid, "--cluster", "tcp://127.0.0.1:9", code=1,
+               DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")  # fmt: skip
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in gone.stderr
+    run = cli(arena_home, "tournament", "start", tid, "--local-cluster", "1")
+    assert "matches: 2 finished" in run.stderr

@@ -1,0 +1,99 @@
+"""The shared coordinator loop with a scripted executor: lost matches go back to the queue and
+are recorded once, a match lost too often is recorded as failed, duplicates are no-ops."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from arena.referee import MatchResult
+from arena.referee.result import SeatOutcome
+from arena.store.db import Database, StoreError
+from arena.store.tournaments import MatchTask, get_tournament, status_counts
+from arena.tournament.runner import MAX_REQUEUES, Outcome, Progress, Requeue, coordinate, open_run, record
+
+from .helpers import TOTAL, match_rows, setup_tournament
+
+
+def fake_result(task: MatchTask) -> MatchResult:
+    """A made-up result: seat i scores 10 + i (the last seat wins)."""
+    n = len(task.seats)
+    seats = tuple(
+        SeatOutcome(i, s.name, 10 + i, n - i, "normal", "", 0.1, 0.05, 3) for i, s in enumerate(task.seats)
+    )
+    return MatchResult(task.key, task.seed, n, "normal", seats, f"replay of {task.key}\n")
+
+
+@dataclass
+class ScriptedExecutor:
+    """Plays instantly; ``lose`` says how many times each match id is lost first."""
+
+    lose: dict[int, int]
+    submitted: list[int] = field(default_factory=list)
+    pending: dict[int, MatchTask] = field(default_factory=dict)
+    closed: bool = False
+
+    def slots(self) -> int:
+        return 3
+
+    def submit(self, task: MatchTask) -> Hashable:
+        self.submitted.append(task.match_id)
+        handle = len(self.submitted)
+        self.pending[handle] = task
+        return handle
+
+    def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome]]:
+        handle = handles[0]
+        assert isinstance(handle, int)
+        task = self.pending.pop(handle)
+        if self.lose.get(task.match_id, 0) > 0:
+            self.lose[task.match_id] -= 1
+            return [(handle, Requeue("workers died: scripted"))]
+        return [(handle, fake_result(task))]
+
+    def restart(self) -> None:
+        raise AssertionError("not broken")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_lost_matches_are_replayed_and_recorded_once(db: Database) -> None:
+    tid = setup_tournament(db, sandbox=False)
+    tasks = open_run(db, tid)
+    first, second, hopeless = (t.match_id for t in tasks[:3])
+    executor = ScriptedExecutor({first: 1, second: MAX_REQUEUES, hopeless: MAX_REQUEUES + 1})
+    seen: list[Progress] = []
+    coordinate(db, tid, tasks, executor, progress=seen.append)
+    assert executor.closed
+    assert executor.submitted.count(first) == 2
+    assert executor.submitted.count(second) == MAX_REQUEUES + 1
+    assert executor.submitted.count(hopeless) == MAX_REQUEUES + 1
+    rows = {r["id"]: r for r in match_rows(db, tid)}
+    assert rows[hopeless]["status"] == "failed"
+    assert all(r["status"] == "finished" and r["replays"] == 1 for i, r in rows.items() if i != hopeless)
+    assert status_counts(db, tid) == {"finished": TOTAL - 1, "failed": 1}
+    assert len(seen) == TOTAL - 1 and seen[-1].done == TOTAL - 1 and seen[-1].total == TOTAL
+    assert get_tournament(db, tid).status == "finished"
+
+
+def test_a_second_result_is_a_no_op(db: Database) -> None:
+    tid = setup_tournament(db, sandbox=False)
+    task = open_run(db, tid)[0]
+    assert record(db, task.match_id, fake_result(task)) is True
+    before = match_rows(db, tid)
+    other = MatchResult(task.key, task.seed, 2, "normal", tuple(reversed(fake_result(task).seats)), "x\n")
+    assert record(db, task.match_id, other) is False
+    assert match_rows(db, tid) == before
+    with pytest.raises(StoreError):  # an unknown match is still an error
+        record(db, 10_000, fake_result(task))
+
+
+def test_stop_after(db: Database) -> None:
+    tid = setup_tournament(db, sandbox=False)
+    executor = ScriptedExecutor({})
+    coordinate(db, tid, open_run(db, tid), executor, stop_after=5)
+    assert status_counts(db, tid) == {"finished": 5, "queued": TOTAL - 5}
+    assert get_tournament(db, tid).status == "running"

@@ -1,0 +1,253 @@
+"""The bot registry through the Python API and through ``arena bots``."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from arena.store.bots import (
+    BotRegistryError,
+    DuplicateUploadError,
+    UnknownBotError,
+    add_bot,
+    bot_versions,
+    command_of,
+    list_bots,
+    remove_bot,
+    resolve_version,
+    sha256_file,
+)
+from arena.store.db import Database
+from arena.store.models import Bot, BotVersion
+from arena.store.tournaments import queued_tasks
+from arena.tournament.service import create
+
+from .helpers import bot_copy, cli_inproc, run_cli, sample
+
+
+def _stored(db: Database) -> tuple[int, int]:
+    with db.session() as session:
+        return len(session.exec(select(Bot)).all()), len(session.exec(select(BotVersion)).all())
+
+
+def _artifact_files(home: Path) -> list[Path]:
+    folder = home / "artifacts"
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def test_versions_list_and_resolve(db: Database, tmp_path: Path) -> None:
+    src = bot_copy(tmp_path / "src", "mine")
+    v1 = add_bot(db, "mine", src)
+    assert (v1.version, v1.sha256, v1.filename) == (1, sha256_file(src), "mine.py")
+    src.write_text(src.read_text() + "# better\n")
+    v2 = add_bot(db, "mine", src)
+    assert v2.version == 2 and v2.sha256 != v1.sha256 and v2.bot_id == v1.bot_id
+
+    with pytest.raises(DuplicateUploadError, match="identical") as info:
+        add_bot(db, "mine", src)
+    assert "version 2" in str(info.value)
+    assert _stored(db) == (1, 2)
+
+    [info_] = list_bots(db)
+    assert (info_.bot.name, info_.latest.version, info_.versions, info_.matches) == ("mine", 2, 2, 0)
+    bot, versions = bot_versions(db, "mine")
+    assert bot.name == "mine" and [v.version for v in versions] == [2, 1]
+
+    assert resolve_version(db, "mine").id == v2.id
+    assert resolve_version(db, "mine@1").id == v1.id
+    assert resolve_version(db, "mine@2").id == v2.id
+    with pytest.raises(UnknownBotError, match="has no version 3"):
+        resolve_version(db, "mine@3")
+    with pytest.raises(UnknownBotError, match="bad version"):
+        resolve_version(db, "mine@two")
+
+    # the identity check is against the current version only: going back is a new version
+    src.write_text(bot_copy(tmp_path / "other", "mine").read_text())
+    v3 = add_bot(db, "mine", src)
+    assert v3.version == 3 and v3.sha256 == v1.sha256
+
+
+def test_unknown_bot_suggests_close_names(db: Database) -> None:
+    add_bot(db, "greedy", sample("greedy"))
+    add_bot(db, "invader", sample("invader"))
+    with pytest.raises(UnknownBotError, match="did you mean greedy"):
+        resolve_version(db, "gredy")
+    with pytest.raises(UnknownBotError, match="see 'arena bots list'"):
+        resolve_version(db, "zzzzzz")
+    with pytest.raises(UnknownBotError, match="no bot named 'invadr'; did you mean invader"):
+        create(db, ["greedy", "invadr"], games=1)
+
+
+def _bad_inputs(tmp_path: Path) -> list[tuple[str, Path, str]]:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    plain = folder / "plain"  # no extension, no shebang, not executable
+    plain.write_text("print('hi')\n")
+    os.chmod(plain, 0o644)
+    good = bot_copy(tmp_path / "good", "good")
+    return [
+        ("nobody", folder / "missing.py", "no such file"),
+        ("nobody", folder, "not a file"),
+        ("nobody", plain, "not executable and no known interpreter"),
+        ("bad name", good, "bad bot name"),
+        ("-dash", good, "bad bot name"),
+        ("x" * 65, good, "bad bot name"),
+        ("a/b", good, "bad bot name"),
+        ("", good, "bad bot name"),
+    ]
+
+
+def test_bad_uploads_store_nothing(db: Database, tmp_path: Path, arena_home: Path) -> None:
+    for name, path, message in _bad_inputs(tmp_path):
+        with pytest.raises(BotRegistryError, match=message):
+            add_bot(db, name, path)
+    assert _stored(db) == (0, 0)
+    assert _artifact_files(arena_home) == []
+
+
+def test_other_launchers(db: Database, tmp_path: Path) -> None:
+    shebang = tmp_path / "shebot"
+    shebang.write_text("#!/usr/bin/env python3\nprint('x')\n")
+    os.chmod(shebang, 0o644)
+    v = add_bot(db, "shebot", shebang)
+    assert command_of(v) == ["/usr/bin/env", "python3", v.artifact]
+    exe = tmp_path / "exebot"
+    exe.write_bytes(b"\x7fELF not really\n")
+    os.chmod(exe, 0o755)
+    v = add_bot(db, "exebot", exe)
+    assert command_of(v) == [v.artifact]
+    assert os.stat(v.artifact).st_mode & stat.S_IXUSR, "the stored copy keeps the executable bit"
+
+
+def test_artifact_is_a_copy(db: Database, tmp_path: Path, arena_home: Path) -> None:
+    src = bot_copy(tmp_path / "src", "mine")
+    v = add_bot(db, "mine", src)
+    add_bot(db, "greedy", sample("greedy"))
+    artifact = Path(v.artifact)
+    assert artifact.is_relative_to(arena_home / "artifacts") and artifact != src
+    assert sha256_file(artifact) == v.sha256
+    src.write_text("raise SystemExit('changed after upload')\n")  # edit the original afterwards
+    [version] = bot_versions(db, "mine")[1]
+    assert version.sha256 == v.sha256 == sha256_file(artifact)
+    assert artifact.read_text() != src.read_text()
+    t = create(db, ["mine", "greedy"], games=1, seed=1)
+    assert t.id is not None
+    launched = {s.name: s.command for task in queued_tasks(db, t.id) for s in task.seats}
+    assert launched["mine"][-1] == str(artifact)  # what a worker launches is the stored copy
+    assert str(src) not in launched["mine"]
+
+
+def test_remove_keeps_history(db: Database) -> None:
+    add_bot(db, "greedy", sample("greedy"))
+    add_bot(db, "invader", sample("invader"))
+    add_bot(db, "random", sample("random"))
+    remove_bot(db, "greedy")
+    assert [i.bot.name for i in list_bots(db)] == ["invader", "random"]
+    every = {i.bot.name: i for i in list_bots(db, include_removed=True)}
+    assert set(every) == {"greedy", "invader", "random"} and every["greedy"].bot.removed_at is not None
+    bot, versions = bot_versions(db, "greedy")
+    assert bot.removed_at is not None and [v.version for v in versions] == [1]
+    with pytest.raises(UnknownBotError, match="no bot named 'greedy'") as info:
+        create(db, ["greedy", "invader"], games=1)
+    assert "arena bots list" in str(info.value) or "did you mean" in str(info.value)
+    with pytest.raises(UnknownBotError):
+        resolve_version(db, "greedy@1")
+    with pytest.raises(UnknownBotError):
+        remove_bot(db, "greedy")  # already removed
+    with pytest.raises(UnknownBotError):
+        remove_bot(db, "nobody")
+    # adding its file again brings it back (as 'arena bots remove' promises), without a new version
+    again = add_bot(db, "greedy", sample("greedy"))
+    assert again.version == 1
+    assert [i.bot.name for i in list_bots(db)] == ["greedy", "invader", "random"]
+    assert _stored(db) == (3, 3)
+
+
+def test_concurrent_adds_of_one_file(sqlite_url: str, tmp_path: Path) -> None:
+    """Threads adding the same (large) file under different names at once: all succeed."""
+    db = Database(sqlite_url)
+    errors: list[BaseException] = []
+    for rnd in range(5):
+        src = tmp_path / f"big{rnd}.py"
+        src.write_text(sample("greedy").read_text() + f"# {rnd}\n" + "#" * 400_000 + "\n")
+        barrier = threading.Barrier(4)
+
+        def add(i: int, src: Path = src, rnd: int = rnd, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                add_bot(db, f"n{rnd}x{i}", src)
+            except BaseException as exc:  # collected and reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=add, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    assert len(list_bots(db)) == 20
+    db.close()
+
+
+def test_bots_cli(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
+    """``arena bots`` as a user runs it (SQLite only, mostly in-process: a console-script call costs
+    a second or more of start-up; the API tests above cover both backends)."""
+    url = sqlite_url
+
+    def cli(*args: str, code: int = 0) -> tuple[str, str]:
+        proc = cli_inproc(arena_home, url, "bots", *args, code=code)
+        return proc.stdout, proc.stderr
+
+    src = bot_copy(tmp_path / "src", "mine")
+    proc = run_cli(arena_home, url, "bots", "add", "mine", str(src))  # the real console script
+    assert "added mine version 1" in proc.stdout
+    proc = run_cli(arena_home, url, "bots", "add", "mine", str(src), code=1)
+    assert proc.stderr.startswith("error:") and "identical" in proc.stderr and "nothing added" in proc.stderr
+    _, err = cli("add", "mine", str(src), code=1)
+    assert err == proc.stderr  # in-process runs say the same as the console script
+    src.write_text(src.read_text() + "# v2\n")
+    out, _ = cli("add", "mine", str(src))
+    assert "added mine version 2" in out
+    out, _ = cli("add", "other", str(sample("invader")), "--fresh")
+    assert "added other version 1" in out
+    for name, path, message in _bad_inputs(tmp_path):
+        if path.name == "missing.py" or name == "bad name":  # a bad file and a bad name
+            _, err = cli("add", name, str(path), code=1)
+            assert err.startswith("error:") and message in err
+
+    out, _ = cli("list")
+    assert "mine" in out and "other" in out and "fresh per match" in out
+    row = next(line for line in out.splitlines() if "mine" in line)
+    assert "mine.py" in row and "│ 2 " in row  # latest version 2, 2 versions
+
+    out, _ = cli("show", "mine")
+    assert "mine (active), 2 version(s)" in out
+    db = Database(url)
+    _, versions = bot_versions(db, "mine")
+    db.close()
+    for v in versions:
+        assert v.sha256 in out and v.artifact in out
+    _, err = cli("show", "mien", code=1)
+    assert "no bot named 'mien'" in err and "did you mean mine" in err
+
+    out, _ = cli("remove", "mine")
+    assert "removed mine" in out and "history kept" in out
+    out, _ = cli("list")
+    assert "mine" not in out and "other" in out
+    out, _ = cli("list", "--all")
+    row = next(line for line in out.splitlines() if "mine" in line)
+    assert "removed" in row
+    out, _ = cli("show", "mine")
+    assert "mine (removed" in out and "2 version(s)" in out
+    proc = cli_inproc(arena_home, url, "tournament", "create", "mine", "other", "--seed", "1", code=1)
+    assert "no bot named 'mine'" in proc.stderr
+
+    db = Database(url)
+    assert _stored(db) == (2, 3)
+    assert [i.bot.name for i in list_bots(db)] == ["other"]
+    db.close()

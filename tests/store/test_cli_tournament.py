@@ -1,0 +1,201 @@
+"""``arena leaderboard``, ``arena tournament list/show/run`` (gauntlet), and publishing."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from arena.leaderboard import SYSTEM_TITLES, leaderboard
+from arena.publish import LEADERBOARDS, LeaderboardDefinitionError, load_definition, publish
+from arena.store.bots import add_bot, list_bots
+from arena.store.db import Database
+from arena.store.models import RatingRow, Tournament, TournamentEntry
+from arena.tournament.runner import run_tournament
+from arena.tournament.service import create
+
+from .helpers import cli_inproc, match_rows, run_cli, sample, table_rows
+
+HEADERS = ("#", "bot", "rating", "95% interval", "games", "wins", "mean score", "timeouts", "forfeits")
+
+
+def test_leaderboard_and_tournament_cli(sqlite_url: str, arena_home: Path) -> None:
+    """(SQLite only: the CLI is the same on both backends.  Two calls run the console script, the
+    rest in-process, saving a second or more of start-up per call.)"""
+    url = sqlite_url
+
+    def cli(*args: str, code: int = 0, real: bool = False) -> tuple[str, str]:
+        proc = (run_cli if real else cli_inproc)(arena_home, url, *args, code=code)
+        return proc.stdout, proc.stderr
+
+    db = Database(url)
+    for name in ("greedy", "invader", "random"):
+        add_bot(db, name, sample(name))
+    db.close()
+    _, err = cli("leaderboard", code=1, real=True)
+    assert "error: no finished matches yet" in err
+
+    db = Database(url)
+    t = create(
+        db, ["greedy", "invader", "random"], games=1, seed=21, move_time=2.0, bank=20.0, name="cli check"
+    )
+    assert t.id is not None
+    run_tournament(db, t.id, jobs=2)
+    expected = {r.bot: r for r in leaderboard(db, tournament_id=t.id, system="elo")}
+    rows = match_rows(db, t.id)
+    db.close()
+    assert len(rows) == 6
+
+    for args in (
+        ["--system", "openskill"],
+        ["--system", "pl"],
+        ["--tournament", str(t.id), "--system", "elo"],
+    ):
+        system = args[-1]
+        out, _ = cli("leaderboard", *args, real=system == "pl")
+        assert SYSTEM_TITLES[system] in out
+        assert (f"Tournament {t.id}" if "--tournament" in args else "All matches") in out
+        header = next(line for line in out.splitlines() if line.startswith("┃"))
+        assert [c.strip() for c in header.strip("┃").split("┃")] == list(HEADERS)
+        body = table_rows(out)
+        assert [r[0] for r in body] == ["1", "2", "3"]
+        assert {r[1] for r in body} == {"greedy", "invader", "random"}
+        for r in body:
+            rating, (lo, hi) = float(r[2]), (float(x) for x in r[3].split(".."))
+            assert lo <= rating <= hi
+            e = expected[r[1]]
+            assert r[4:] == [
+                str(e.games),
+                str(e.wins),
+                f"{e.mean_score:.1f}",
+                str(e.timeouts),
+                str(e.forfeits),
+            ]
+            assert r[4] == "4"
+            if system == "elo":
+                assert round(e.rating) == rating
+    _, err = cli("leaderboard", "--system", "glicko", code=2)
+    assert "choose from pl, elo, openskill" in err
+    _, err = cli("leaderboard", "--tournament", "999", code=1)
+    assert "error: no tournament 999" in err
+
+    out, _ = cli("tournament", "list")
+    row = next(r for r in table_rows(out) if r[0] == str(t.id))
+    assert row[1:6] == ["cli check", "round-robin", "2", "finished", "6"]
+    out, _ = cli("tournament", "show", str(t.id))
+    assert f"tournament {t.id}: cli check" in out
+    assert "format round-robin, tables of 2, 1 seed(s) per table, seed 21" in out
+    assert "status finished; matches 6 finished" in out
+    assert {r[1] for r in table_rows(out)} == {"greedy", "invader", "random"}
+    _, err = cli("tournament", "show", "999", code=1)
+    assert "error: no tournament 999; see 'arena tournament list'" in err
+    # 'publish' looks in the repository's leaderboards/ folder: an unknown name is a clear error
+    _, err = cli("leaderboard", "publish", "no-such-board", code=2)
+    assert "error: no leaderboard 'no-such-board'" in err and "sample" in err
+
+
+def test_gauntlet_cli(sqlite_url: str, arena_home: Path) -> None:
+    db_url = sqlite_url
+    db = Database(db_url)
+    for name in ("greedy", "invader", "random"):
+        add_bot(db, name, sample(name))
+    db.close()
+    proc = run_cli(
+        arena_home, db_url, "tournament", "run", "invader", "random", "--format", "gauntlet",
+        "--candidate", "greedy", "--tables", "2,3", "--games", "1", "--seed", "3",
+        "--move-time", "2", "--bank", "20", "--jobs", "2",
+    )  # fmt: skip
+    assert "gauntlet of 3 bots" in proc.stderr and "7 matches" in proc.stderr
+    assert {r[1] for r in table_rows(proc.stdout)} == {"greedy", "invader", "random"}
+    db = Database(db_url)
+    with db.session() as session:
+        [t] = session.exec(select(Tournament)).all()
+        roles = {e.bot_version_id: e.role for e in session.exec(select(TournamentEntry)).all()}
+    assert t.id is not None and t.format == "gauntlet" and t.status == "finished"
+    rows = match_rows(db, t.id)
+    db.close()
+    [candidate] = [v for v, role in roles.items() if role == "candidate"]
+    assert sorted(roles.values()) == ["candidate", "field", "field"]
+    # tables of 2: the candidate with each of 2 field bots, 2 rotations; of 3: 1 table, 3 rotations
+    assert len(rows) == 2 * 2 + 3
+    for r in rows:
+        assert r["status"] == "finished" and r["replays"] == 1
+        assert r["versions"].count(candidate) == 1 and r["bots"].count("greedy") == 1, r
+    assert Counter(r["bots"].index("greedy") for r in rows) == {0: 3, 1: 3, 2: 1}
+
+    proc = run_cli(
+        arena_home, db_url, "tournament", "run", "invader", "--format", "gauntlet", "--seed", "1", code=1
+    )
+    assert "error: a gauntlet needs --candidate" in proc.stderr
+
+
+def _toml(folder: Path, name: str, bots: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.toml").write_text(
+        f'title = "Mini board"\nbots = {json.dumps(bots)}\ntables = [2]\ngames = 1\n'
+        "move_time = 2.0\nbank = 20.0\nseed = 3\n",
+        encoding="utf-8",
+    )
+
+
+def test_publish(sqlite_db: Database, tmp_path: Path) -> None:
+    db = sqlite_db
+    folder = tmp_path / "boards"
+    _toml(folder, "mini", ["greedy", "random"])
+    before = sorted(p.name for p in LEADERBOARDS.iterdir())
+    rows, md, js = publish(db, "mini", jobs=2, folder=folder)
+    assert sorted(p.name for p in LEADERBOARDS.iterdir()) == before  # the repository is untouched
+    assert (md, js) == (folder / "mini.md", folder / "mini.json")
+    assert {r.bot for r in rows} == {"greedy", "random"}
+    assert all(r.games == 2 and r.lo <= r.rating <= r.hi for r in rows)
+
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert data["leaderboard"] == "mini" and data["title"] == "Mini board" and data["system"] == "pl"
+    assert data["tournament_seed"] == 3
+    assert data["rows"] == [asdict(r) for r in rows]
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("# Mini board\n")
+    assert "Reproduce: `arena leaderboard publish mini`" in text
+    for note in data["notes"]:
+        assert note in text
+    lines = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| #")]
+    assert len(lines) == 2
+    for line, r in zip(lines, rows, strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[:2] == [str(r.rank), r.bot] and cells[4:6] == [str(r.games), str(r.wins)]
+        assert cells[2] == f"{r.rating:.0f}"
+
+    with db.session() as session:
+        [t] = session.exec(select(Tournament)).all()
+        stored = session.exec(select(RatingRow).where(RatingRow.scope == "leaderboard:mini")).all()
+    assert t.name == "leaderboard mini" and t.status == "finished"
+    assert sorted((s.rating, s.games) for s in stored) == sorted((r.rating, r.games) for r in rows)
+
+    rows2, _, _ = publish(db, "mini", jobs=2, folder=folder)  # again: bots unchanged, no new versions
+    assert [i.versions for i in list_bots(db)] == [1, 1]
+    assert [(r.bot, r.games) for r in rows2] == [(r.bot, r.games) for r in rows]
+
+
+def test_bad_leaderboard_definitions(db: Database, tmp_path: Path, arena_home: Path) -> None:
+    folder = tmp_path / "boards"
+    _toml(folder, "typo", ["greedy", "gredy"])
+    with pytest.raises(LeaderboardDefinitionError, match="bot 'gredy' is neither a sample bot nor a file"):
+        publish(db, "typo", folder=folder)
+    _toml(folder, "lonely", ["greedy"])
+    with pytest.raises(LeaderboardDefinitionError, match="at least two bots"):
+        load_definition("lonely", folder)
+    (folder / "broken.toml").write_text("bots = [\n", encoding="utf-8")
+    with pytest.raises(LeaderboardDefinitionError, match=r"broken\.toml"):
+        load_definition("broken", folder)
+    with pytest.raises(
+        LeaderboardDefinitionError, match=r"no leaderboard 'nosuch'.*known: broken, lonely, typo"
+    ):
+        publish(db, "nosuch", folder=folder)
+    assert list_bots(db, include_removed=True) == []
+    with db.session() as session:
+        assert session.exec(select(Tournament)).all() == []
+    assert not (arena_home / "artifacts").exists()

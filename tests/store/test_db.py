@@ -1,0 +1,227 @@
+"""The database: migrations, idempotent opening, refusing a newer schema, WAL, concurrent writers."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, text
+from sqlmodel import SQLModel
+
+from arena.store.bots import add_bot, bot_versions, list_bots
+from arena.store.db import Database, SchemaTooNewError, _alembic_config
+from arena.store.tournaments import list_tournaments
+from arena.tournament.service import create
+
+from .helpers import ARENA, alembic_version, arena_env, bot_copy, run_cli, sample, table_counts
+
+SCRIPT = ScriptDirectory.from_config(_alembic_config(None))
+HEAD = SCRIPT.get_current_head()
+REVISIONS = [r.revision for r in reversed(list(SCRIPT.walk_revisions()))]  # oldest first
+# the schema as released in revision 0001: a released migration must never change (add a new one)
+RELEASED_0001_MATCHSEAT = {
+    "match_id", "seat", "bot_version_id", "score", "placing", "termination", "detail",
+    "think_total", "think_max", "decisions",
+}  # fmt: skip
+MODEL_TABLES = set(SQLModel.metadata.tables)
+
+
+def _columns(url: str) -> dict[str, set[str]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            insp = inspect(conn)
+            return {t: {c["name"] for c in insp.get_columns(t)} for t in insp.get_table_names()}
+    finally:
+        engine.dispose()
+
+
+def test_migrations_create_every_table(db: Database, db_url: str) -> None:
+    expected = {
+        "bot",
+        "botversion",
+        "tournament",
+        "tournamententry",
+        "match",
+        "matchseat",
+        "replay",
+        "rating",
+    }
+    assert expected <= MODEL_TABLES
+    columns = _columns(db_url)
+    assert set(columns) == MODEL_TABLES | {"alembic_version"}
+    for name, table in SQLModel.metadata.tables.items():
+        assert columns[name] == {c.name for c in table.columns}, f"table {name} differs from its model"
+    assert db.revision == HEAD
+    assert alembic_version(db_url) == [HEAD]
+
+
+def test_opening_twice_is_idempotent(db: Database, db_url: str) -> None:
+    add_bot(db, "greedy", sample("greedy"))
+    db.close()
+    before = table_counts(db_url)
+    for _ in range(2):
+        again = Database(db_url)
+        assert again.revision == HEAD
+        assert [i.bot.name for i in list_bots(again)] == ["greedy"]
+        again.close()
+    assert table_counts(db_url) == before
+    assert alembic_version(db_url) == [HEAD]
+
+
+def test_newer_schema_is_refused_untouched(db: Database, db_url: str, arena_home: Path) -> None:
+    add_bot(db, "greedy", sample("greedy"))
+    add_bot(db, "invader", sample("invader"))
+    t = create(db, ["greedy", "invader"], games=1, seed=3)
+    db.close()
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999_from_the_future'"))
+    engine.dispose()
+    before = table_counts(db_url)
+    assert before["bot"] == 2 and before["match"] == 2 and before["matchseat"] == 4
+
+    with pytest.raises(SchemaTooNewError) as info:
+        Database(db_url)
+    message = str(info.value)
+    assert "9999_from_the_future" in message
+    assert "upgrade Pool Arena" in message
+    assert "ARENA_DATABASE_URL" in message
+    assert "Nothing was changed" in message
+    assert "arena:arena@" not in message  # the password is hidden
+
+    proc = run_cli(arena_home, db_url, "bots", "list", code=1)
+    assert "error:" in proc.stderr and "newer than this Pool Arena knows" in proc.stderr
+
+    assert table_counts(db_url) == before
+    assert alembic_version(db_url) == ["9999_from_the_future"]
+
+    engine = create_engine(db_url)  # put the known revision back: the data is intact
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": HEAD})
+    engine.dispose()
+    reopened = Database(db_url)
+    assert [i.bot.name for i in list_bots(reopened)] == ["greedy", "invader"]
+    assert [x.id for x, _ in list_tournaments(reopened)] == [t.id]
+    reopened.close()
+
+
+def _upgrade_to(url: str, revision: str) -> None:
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), revision)
+    engine.dispose()
+
+
+def test_released_revision_0001_is_unchanged(db_url: str) -> None:
+    assert REVISIONS[0] == "0001"
+    _upgrade_to(db_url, "0001")
+    assert _columns(db_url)["matchseat"] == RELEASED_0001_MATCHSEAT
+
+
+def test_older_databases_are_upgraded(new_db_url: Callable[[], str]) -> None:
+    """A database at any older revision, with data in it, is upgraded to the newest on open."""
+    assert len(REVISIONS) >= 1 and REVISIONS[-1] == HEAD
+    for old in REVISIONS[:-1]:
+        url = new_db_url()
+        _upgrade_to(url, old)
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO bot (name, created_at) VALUES ('veteran', '2026-01-02 03:04:05')"))
+        engine.dispose()
+        db = Database(url)
+        assert db.revision == HEAD
+        bot, versions = bot_versions(db, "veteran")
+        assert bot.name == "veteran" and versions == []
+        db.close()
+        assert alembic_version(url) == [HEAD]
+        columns = _columns(url)
+        for name, table in SQLModel.metadata.tables.items():
+            assert columns[name] == {c.name for c in table.columns}, f"{name} after upgrading from {old}"
+
+
+def test_sqlite_runs_in_wal_mode(sqlite_url: str) -> None:
+    db = Database(sqlite_url)
+    with db.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    db.close()
+    path = sqlite_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as raw:  # WAL is a property of the file, seen by any client
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+from arena.store.db import Database
+print("ready", flush=True)
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+Database(sys.argv[1]).close()
+print("opened", flush=True)
+"""
+
+
+def test_concurrent_first_open(new_db_url: Callable[[], str], tmp_path: Path) -> None:
+    """Several processes opening one new, empty database at the same instant: one creates the
+    schema, the others wait for it and find it done (no 'already exists' error)."""
+    for rnd in range(2):
+        url = new_db_url()
+        go = tmp_path / f"go{rnd}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPENER, url, str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        go.touch()  # all at once
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0 and "opened" in out, f"round {rnd}: {err}"
+        assert alembic_version(url) == [HEAD]
+        assert set(_columns(url)) == MODEL_TABLES | {"alembic_version"}
+
+
+def test_concurrent_cli_writers(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
+    """Two ``arena bots add`` processes at the same time on one SQLite file, the first time on a
+    database that does not exist yet (both migrate it at once): no 'database is locked'."""
+    db_url = sqlite_url
+    env = arena_env(arena_home, db_url)
+    expected = []
+    for rnd in range(3):
+        file = bot_copy(tmp_path / "src", f"bot{rnd}", extra=f"round {rnd} " + "x" * 20000)
+        procs = []
+        for who in ("a", "b"):  # the same file under two names: one artifact written concurrently
+            name = f"{who}{rnd}"
+            expected.append(name)
+            cmd = [str(ARENA), "bots", "add", name, str(file)]
+            procs.append(
+                subprocess.Popen(
+                    cmd, env=env, cwd=arena_home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                )
+            )
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, f"round {rnd}: exit {p.returncode}\n{out}\n{err}"
+            assert "locked" not in err and "Traceback" not in err
+            assert "version 1" in out
+    db = Database(db_url)
+    infos = list_bots(db)
+    db.close()
+    assert sorted(i.bot.name for i in infos) == sorted(expected)
+    assert all(i.versions == 1 for i in infos)
+    artifacts = sorted(p.name for p in (arena_home / "artifacts").rglob("*") if p.is_file())
+    assert artifacts == sorted(f"bot{r}.py" for r in range(3))  # no temporary files left behind

@@ -117,14 +117,15 @@ def wrap(
     for f in ETC_FILES:
         if os.path.exists(f):
             args += ["--ro-bind", f, f]
+    # The private /tmp comes before the Python and bot binds: bwrap mounts in order, and a
+    # checkout (or venv) that lives under /tmp must stay visible on top of the empty tmpfs.
+    args += ["--tmpfs", "/tmp"]
     args += _python_binds()
     args += [
         "--proc",
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
         "--dir",
         "/run",
         # Read-only: connecting to a Unix socket needs no write access to the mount, and the

@@ -111,16 +111,19 @@ def assert_reaped(pids: Iterable[int], *, wait: float = 3.0) -> None:
 
 class PidRecorder:
     """An ``on_event`` hook: records this process's children when the match's first event
-    happens (``play_local_match`` starts every bot before the match begins)."""
+    happens (``play_local_match`` starts every bot before the match begins). Children that
+    were already running when the recorder was made (e.g. a multiprocessing helper left by an
+    earlier test in the same session) are not this match's bots and are left out."""
 
     def __init__(self) -> None:
         self.pids: set[int] = set()
         self.calls = 0
+        self._before = child_pids()
 
     def __call__(self, match: Match) -> None:
         self.calls += 1
         if self.calls == 1:
-            self.pids = child_pids(include_zombies=False)
+            self.pids = child_pids(include_zombies=False) - self._before
 
 
 # ---------------------------------------------------------------------- results and replays

@@ -161,6 +161,11 @@ def play_task(task: MatchTask) -> MatchResult:
     return _loop.run_until_complete(_state.play(task))
 
 
+_RELEASE_TASK = "arena-release"
+RELEASE_WAIT = 10.0
+"""Seconds a closing :class:`WorkerThread` waits for a release in flight to stop its bots."""
+
+
 class WorkerThread:
     """A :class:`WorkerState` on an event loop of its own thread, for hosts that call
     :meth:`play` from threads of their own (a Dask worker's task threads).
@@ -205,6 +210,9 @@ class WorkerThread:
 
     async def _release(self, version_ids: Collection[int] | None) -> None:
         assert self._lock is not None
+        task = asyncio.current_task()
+        if task is not None:
+            task.set_name(_RELEASE_TASK)
         async with self._lock:
             await self.state.release(version_ids)
 
@@ -223,12 +231,18 @@ class WorkerThread:
         self._stop_loop()
 
     async def _shutdown(self) -> None:
-        await self.state.close()
+        """Let a release in flight finish stopping its bots (a release is fire-and-forget, and
+        the host often closes right after asking for one), cancel anything else (a match in
+        progress), then stop every bot left and the referee.  No bot process outlives the loop."""
         current = asyncio.current_task()
         rest = [t for t in asyncio.all_tasks() if t is not current]
-        for t in rest:  # e.g. a match in progress or a release still waiting for it
+        releases = [t for t in rest if t.get_name() == _RELEASE_TASK]
+        if releases:
+            await asyncio.wait(releases, timeout=RELEASE_WAIT)
+        for t in rest:
             t.cancel()
         await asyncio.gather(*rest, return_exceptions=True)
+        await self.state.close()
 
     def _stop_loop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)

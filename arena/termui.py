@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console
 
 PIPE_WIDTH = 120
@@ -13,3 +15,28 @@ def make_console(*, stderr: bool = False) -> Console:
     if not console.is_terminal:
         console = Console(stderr=stderr, width=PIPE_WIDTH)
     return console
+
+
+class StatusLine:
+    """A progress line on stderr: rewritten in place on a terminal, one plain line per update
+    otherwise (logs, CI). ``quiet`` silences it."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+
+    def write(self, text: str) -> None:
+        """Show ``text`` as the current status."""
+        if self.quiet:
+            return
+        if self.tty:
+            sys.stderr.write("\r\x1b[2K" + text)
+            sys.stderr.flush()
+        else:
+            sys.stderr.write(text + "\n")
+
+    def close(self) -> None:
+        """Clear the line on a terminal (plain lines stay)."""
+        if self.tty and not self.quiet:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()

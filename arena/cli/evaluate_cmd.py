@@ -19,7 +19,6 @@ import asyncio
 import json
 import math
 import random
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +32,7 @@ from arena.evaluation import SprtConfig
 from arena.matchrunner import BotSpec, resolve_bot
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError
+from arena.termui import StatusLine
 
 
 def evaluate(
@@ -103,31 +103,16 @@ def evaluate(
             Console().print(text)
 
 
-class _ProgressLine:
-    """One status line after every game: rewritten in place on a terminal, plain lines otherwise."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
+class _ProgressLine(StatusLine):
+    """One status line after every game."""
 
     def __call__(self, p: Progress) -> None:
-        if self.quiet:
-            return
         text = f"games {p.games}  groups {p.groups}/{p.planned_groups}"
         if p.share is not None and p.elo is not None:
             text += f"  share {p.share.estimate:.3f}  Elo {_elo(p.elo.estimate)}"
         if p.sprt is not None and p.sprt.groups:
             text += f"  LLR {p.sprt.llr:+.2f} [{p.sprt.lower:.2f}, {p.sprt.upper:.2f}]"
-        if self.tty:
-            sys.stderr.write("\r\x1b[2K" + text)
-            sys.stderr.flush()
-        else:
-            sys.stderr.write(text + "\n")
-
-    def close(self) -> None:
-        if self.tty and not self.quiet:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
+        self.write(text)
 
 
 def _elo(x: float) -> str:

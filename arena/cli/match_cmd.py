@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +16,7 @@ from arena.matchrunner import BotSpec, play_local_match, resolve_bot, sandbox_ch
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
-from arena.termui import make_console
+from arena.termui import StatusLine, make_console
 
 
 def match(
@@ -84,13 +83,12 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     return out
 
 
-class _Progress:
-    """One status line per round on a terminal (rewritten in place), or per round as plain lines."""
+class _Progress(StatusLine):
+    """One status line per round."""
 
     def __init__(self, console: Console, quiet: bool) -> None:
+        super().__init__(quiet)
         self.console = console
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
         self.round = -1
 
     def __call__(self, m: Match) -> None:
@@ -100,21 +98,11 @@ class _Progress:
         self.round = state.round
         from arena.engine import scores
 
-        text = (
+        self.write(
             f"round {state.round:>3}  unoccupied {state.unoccupied:>2}  scores {list(scores(state))}"
             if state.round
             else "setup"
         )
-        if self.tty:
-            sys.stderr.write("\r\x1b[2K" + text)
-            sys.stderr.flush()
-        else:
-            sys.stderr.write(text + "\n")
-
-    def close(self) -> None:
-        if self.tty and not self.quiet:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
 
 
 def result_table(result: MatchResult) -> Table:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/arena.proto\x12\x08\x61rena.v1\"b\n\nBotMessage\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.arena.v1.HelloH\x00\x12\'\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x15.arena.v1.ActionReplyH\x00\x42\t\n\x07message\"&\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"1\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"\xbe\x01\n\x0eRefereeMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.arena.v1.WelcomeH\x00\x12,\n\x07request\x18\x02 \x01(\x0b\x32\x19.arena.v1.DecisionRequestH\x00\x12\'\n\x06result\x18\x03 \x01(\x0b\x32\x15.arena.v1.MatchResultH\x00\x12$\n\x07goodbye\x18\x04 \x01(\x0b\x32\x11.arena.v1.GoodbyeH\x00\x42\t\n\x07message\"G\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\r\x12\x11\n\tunlimited\x18\x03 \x01(\x08\"\xc7\x01\n\x07Welcome\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07players\x18\x03 \x01(\r\x12\x15\n\rrules_version\x18\x04 \x01(\t\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x10\n\x08protocol\x18\x06 \x01(\t\x12\x15\n\rlounger_names\x18\x07 \x03(\t\x12\r\n\x05track\x18\x08 \x03(\t\x12\x0f\n\x07seating\x18\t \x03(\t\"\xa8\x01\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\"\n\x05state\x18\x02 \x01(\x0b\x32\x13.arena.v1.GameState\x12\x15\n\rlegal_actions\x18\x03 \x03(\t\x12\x14\n\x0cmove_time_ms\x18\x04 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x05 \x01(\r\x12\x1f\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x0f.arena.v1.Event\"I\n\x05\x45vent\x12\x0f\n\x05throw\x18\x01 \x01(\tH\x00\x12&\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.arena.v1.SeatActionH\x00\x42\x07\n\x05\x65vent\"M\n\nSeatAction\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0e\n\x06\x66orced\x18\x03 \x01(\x08\x12\x11\n\tautomatic\x18\x04 \x01(\x08\"\xe8\x02\n\tGameState\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x1e\n\x05phase\x18\x02 \x01(\x0e\x32\x0f.arena.v1.Phase\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\r\n\x05round\x18\x04 \x01(\r\x12\x0c\n\x04turn\x18\x05 \x01(\r\x12\x10\n\x08throw_no\x18\x06 \x01(\r\x12\x15\n\rdice_to_throw\x18\x07 \x01(\r\x12\x0c\n\x04kept\x18\x08 \x03(\r\x12\x12\n\nlast_throw\x18\t \x03(\r\x12\x0e\n\x06result\x18\n \x03(\r\x12\x11\n\tlifeguard\x18\x0b \x01(\t\x12\r\n\x05towel\x18\x0c \x03(\x05\x12\x0f\n\x07secured\x18\r \x03(\x08\x12\x0e\n\x06\x66igure\x18\x0e \x03(\x05\x12\x0e\n\x06towels\x18\x0f \x03(\r\x12\x0f\n\x07\x66igures\x18\x10 \x03(\r\x12\r\n\x05\x63hips\x18\x11 \x03(\r\x12\x0e\n\x06scores\x18\x12 \x03(\r\x12\x0c\n\x04pool\x18\x13 \x01(\r\x12\x13\n\x0b\x66inal_round\x18\x14 \x01(\x08\"_\n\nSeatResult\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05score\x18\x02 \x01(\r\x12\x0f\n\x07placing\x18\x03 \x01(\r\x12\x13\n\x0btermination\x18\x04 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"D\n\x0bMatchResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x05seats\x18\x02 \x03(\x0b\x32\x14.arena.v1.SeatResult\"\x19\n\x07Goodbye\x12\x0e\n\x06reason\x18\x01 \x01(\t*r\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bPHASE_SETUP\x10\x01\x12\x0f\n\x0bPHASE_THROW\x10\x02\x12\x0e\n\nPHASE_ROLL\x10\x03\x12\x10\n\x0cPHASE_ACTION\x10\x04\x12\x0e\n\nPHASE_OVER\x10\x05\x32\x45\n\x07Referee\x12:\n\x04Play\x12\x14.arena.v1.BotMessage\x1a\x18.arena.v1.RefereeMessage(\x01\x30\x01\x42\x34\n\x10org.poolarena.v1P\x01Z\x1epoolarena/gen/arena/v1;arenav1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/arena.proto\x12\x08\x61rena.v1\"\x84\x01\n\nBotMessage\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.arena.v1.HelloH\x00\x12\'\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x15.arena.v1.ActionReplyH\x00\x12 \n\x05ready\x18\x03 \x01(\x0b\x32\x0f.arena.v1.ReadyH\x00\x42\t\n\x07message\"&\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"\x07\n\x05Ready\"1\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"\xbe\x01\n\x0eRefereeMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.arena.v1.WelcomeH\x00\x12,\n\x07request\x18\x02 \x01(\x0b\x32\x19.arena.v1.DecisionRequestH\x00\x12\'\n\x06result\x18\x03 \x01(\x0b\x32\x15.arena.v1.MatchResultH\x00\x12$\n\x07goodbye\x18\x04 \x01(\x0b\x32\x11.arena.v1.GoodbyeH\x00\x42\t\n\x07message\"G\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\r\x12\x11\n\tunlimited\x18\x03 \x01(\x08\"\xeb\x01\n\x07Welcome\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0f\n\x07players\x18\x03 \x01(\r\x12\x15\n\rrules_version\x18\x04 \x01(\t\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x10\n\x08protocol\x18\x06 \x01(\t\x12\x15\n\rlounger_names\x18\x07 \x03(\t\x12\r\n\x05track\x18\x08 \x03(\t\x12\x0f\n\x07seating\x18\t \x03(\t\x12\x10\n\x08\x62ot_seed\x18\n \x01(\x04\x12\x10\n\x08setup_ms\x18\x0b \x01(\r\"\xa8\x01\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\"\n\x05state\x18\x02 \x01(\x0b\x32\x13.arena.v1.GameState\x12\x15\n\rlegal_actions\x18\x03 \x03(\t\x12\x14\n\x0cmove_time_ms\x18\x04 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x05 \x01(\r\x12\x1f\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x0f.arena.v1.Event\"I\n\x05\x45vent\x12\x0f\n\x05throw\x18\x01 \x01(\tH\x00\x12&\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.arena.v1.SeatActionH\x00\x42\x07\n\x05\x65vent\"M\n\nSeatAction\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0e\n\x06\x66orced\x18\x03 \x01(\x08\x12\x11\n\tautomatic\x18\x04 \x01(\x08\"\xe8\x02\n\tGameState\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x1e\n\x05phase\x18\x02 \x01(\x0e\x32\x0f.arena.v1.Phase\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\r\n\x05round\x18\x04 \x01(\r\x12\x0c\n\x04turn\x18\x05 \x01(\r\x12\x10\n\x08throw_no\x18\x06 \x01(\r\x12\x15\n\rdice_to_throw\x18\x07 \x01(\r\x12\x0c\n\x04kept\x18\x08 \x03(\r\x12\x12\n\nlast_throw\x18\t \x03(\r\x12\x0e\n\x06result\x18\n \x03(\r\x12\x11\n\tlifeguard\x18\x0b \x01(\t\x12\r\n\x05towel\x18\x0c \x03(\x05\x12\x0f\n\x07secured\x18\r \x03(\x08\x12\x0e\n\x06\x66igure\x18\x0e \x03(\x05\x12\x0e\n\x06towels\x18\x0f \x03(\r\x12\x0f\n\x07\x66igures\x18\x10 \x03(\r\x12\r\n\x05\x63hips\x18\x11 \x03(\r\x12\x0e\n\x06scores\x18\x12 \x03(\r\x12\x0c\n\x04pool\x18\x13 \x01(\r\x12\x13\n\x0b\x66inal_round\x18\x14 \x01(\x08\"_\n\nSeatResult\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05score\x18\x02 \x01(\r\x12\x0f\n\x07placing\x18\x03 \x01(\r\x12\x13\n\x0btermination\x18\x04 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"D\n\x0bMatchResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x05seats\x18\x02 \x03(\x0b\x32\x14.arena.v1.SeatResult\"\x19\n\x07Goodbye\x12\x0e\n\x06reason\x18\x01 \x01(\t*r\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bPHASE_SETUP\x10\x01\x12\x0f\n\x0bPHASE_THROW\x10\x02\x12\x0e\n\nPHASE_ROLL\x10\x03\x12\x10\n\x0cPHASE_ACTION\x10\x04\x12\x0e\n\nPHASE_OVER\x10\x05\x32\x45\n\x07Referee\x12:\n\x04Play\x12\x14.arena.v1.BotMessage\x1a\x18.arena.v1.RefereeMessage(\x01\x30\x01\x42\x34\n\x10org.poolarena.v1P\x01Z\x1epoolarena/gen/arena/v1;arenav1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,34 +32,36 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.arena_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\020org.poolarena.v1P\001Z\036poolarena/gen/arena/v1;arenav1'
-  _globals['_PHASE']._serialized_start=1575
-  _globals['_PHASE']._serialized_end=1689
-  _globals['_BOTMESSAGE']._serialized_start=34
-  _globals['_BOTMESSAGE']._serialized_end=132
-  _globals['_HELLO']._serialized_start=134
-  _globals['_HELLO']._serialized_end=172
-  _globals['_ACTIONREPLY']._serialized_start=174
-  _globals['_ACTIONREPLY']._serialized_end=223
-  _globals['_REFEREEMESSAGE']._serialized_start=226
-  _globals['_REFEREEMESSAGE']._serialized_end=416
-  _globals['_TIMECONTROL']._serialized_start=418
-  _globals['_TIMECONTROL']._serialized_end=489
-  _globals['_WELCOME']._serialized_start=492
-  _globals['_WELCOME']._serialized_end=691
-  _globals['_DECISIONREQUEST']._serialized_start=694
-  _globals['_DECISIONREQUEST']._serialized_end=862
-  _globals['_EVENT']._serialized_start=864
-  _globals['_EVENT']._serialized_end=937
-  _globals['_SEATACTION']._serialized_start=939
-  _globals['_SEATACTION']._serialized_end=1016
-  _globals['_GAMESTATE']._serialized_start=1019
-  _globals['_GAMESTATE']._serialized_end=1379
-  _globals['_SEATRESULT']._serialized_start=1381
-  _globals['_SEATRESULT']._serialized_end=1476
-  _globals['_MATCHRESULT']._serialized_start=1478
-  _globals['_MATCHRESULT']._serialized_end=1546
-  _globals['_GOODBYE']._serialized_start=1548
-  _globals['_GOODBYE']._serialized_end=1573
-  _globals['_REFEREE']._serialized_start=1691
-  _globals['_REFEREE']._serialized_end=1760
+  _globals['_PHASE']._serialized_start=1655
+  _globals['_PHASE']._serialized_end=1769
+  _globals['_BOTMESSAGE']._serialized_start=35
+  _globals['_BOTMESSAGE']._serialized_end=167
+  _globals['_HELLO']._serialized_start=169
+  _globals['_HELLO']._serialized_end=207
+  _globals['_READY']._serialized_start=209
+  _globals['_READY']._serialized_end=216
+  _globals['_ACTIONREPLY']._serialized_start=218
+  _globals['_ACTIONREPLY']._serialized_end=267
+  _globals['_REFEREEMESSAGE']._serialized_start=270
+  _globals['_REFEREEMESSAGE']._serialized_end=460
+  _globals['_TIMECONTROL']._serialized_start=462
+  _globals['_TIMECONTROL']._serialized_end=533
+  _globals['_WELCOME']._serialized_start=536
+  _globals['_WELCOME']._serialized_end=771
+  _globals['_DECISIONREQUEST']._serialized_start=774
+  _globals['_DECISIONREQUEST']._serialized_end=942
+  _globals['_EVENT']._serialized_start=944
+  _globals['_EVENT']._serialized_end=1017
+  _globals['_SEATACTION']._serialized_start=1019
+  _globals['_SEATACTION']._serialized_end=1096
+  _globals['_GAMESTATE']._serialized_start=1099
+  _globals['_GAMESTATE']._serialized_end=1459
+  _globals['_SEATRESULT']._serialized_start=1461
+  _globals['_SEATRESULT']._serialized_end=1556
+  _globals['_MATCHRESULT']._serialized_start=1558
+  _globals['_MATCHRESULT']._serialized_end=1626
+  _globals['_GOODBYE']._serialized_start=1628
+  _globals['_GOODBYE']._serialized_end=1653
+  _globals['_REFEREE']._serialized_start=1771
+  _globals['_REFEREE']._serialized_end=1840
 # @@protoc_insertion_point(module_scope)

@@ -23,12 +23,14 @@ PHASE_ACTION: Phase
 PHASE_OVER: Phase
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "action")
+    __slots__ = ("hello", "action", "ready")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: ActionReply
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
+    ready: Ready
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., ready: _Optional[_Union[Ready, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("name", "version")
@@ -37,6 +39,10 @@ class Hello(_message.Message):
     name: str
     version: str
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class Ready(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "action")
@@ -69,7 +75,7 @@ class TimeControl(_message.Message):
     def __init__(self, move_time_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., unlimited: _Optional[bool] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("match_id", "seat", "players", "rules_version", "time_control", "protocol", "lounger_names", "track", "seating")
+    __slots__ = ("match_id", "seat", "players", "rules_version", "time_control", "protocol", "lounger_names", "track", "seating", "bot_seed", "setup_ms")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +85,8 @@ class Welcome(_message.Message):
     LOUNGER_NAMES_FIELD_NUMBER: _ClassVar[int]
     TRACK_FIELD_NUMBER: _ClassVar[int]
     SEATING_FIELD_NUMBER: _ClassVar[int]
+    BOT_SEED_FIELD_NUMBER: _ClassVar[int]
+    SETUP_MS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     players: int
@@ -88,7 +96,9 @@ class Welcome(_message.Message):
     lounger_names: _containers.RepeatedScalarFieldContainer[str]
     track: _containers.RepeatedScalarFieldContainer[str]
     seating: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[int] = ..., rules_version: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., protocol: _Optional[str] = ..., lounger_names: _Optional[_Iterable[str]] = ..., track: _Optional[_Iterable[str]] = ..., seating: _Optional[_Iterable[str]] = ...) -> None: ...
+    bot_seed: int
+    setup_ms: int
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[int] = ..., rules_version: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., protocol: _Optional[str] = ..., lounger_names: _Optional[_Iterable[str]] = ..., track: _Optional[_Iterable[str]] = ..., seating: _Optional[_Iterable[str]] = ..., bot_seed: _Optional[int] = ..., setup_ms: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "state", "legal_actions", "move_time_ms", "bank_ms", "events")

@@ -34,11 +34,13 @@ from arena.engine.scoring import placings_with_forfeits
 from arena.v1 import arena_pb2 as pb
 from arena.wire import LOUNGER_NAMES, PROTOCOL, TRACK, state_to_pb
 
+from .botseed import bot_seed
 from .faults import Forfeit, Reason
 from .result import MatchResult, SeatOutcome
 from .timecontrol import SeatClock, TimeControl
 
 INBOX_LIMIT = 64  # unread messages from one bot before it counts as flooding
+SETUP_TIME = 5.0  # seconds the match waits for the Ready of seats that promised one (arena-setup)
 
 
 @dataclass(frozen=True)
@@ -94,11 +96,23 @@ class SeatLink:
     away_since: float | None = None  # when the stream dropped (None while connected)
     reattached: asyncio.Event = field(default_factory=asyncio.Event)
     pending_request: pb.RefereeMessage | None = None  # sent and not yet answered
+    setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
+    readies: int = 0
 
     def deliver(self, item: InboxItem) -> None:
-        """Called by the stream reader for every item; flags closure and flooding."""
+        """Called by the stream reader for every item; flags closure and flooding.  A Ready sets
+        :attr:`ready` and never reaches the inbox (sent late or again it is ignored)."""
         if self.closed is not None:
             return
+        if isinstance(item, pb.BotMessage) and item.WhichOneof("message") == "ready":
+            self.readies += 1
+            if self.readies <= INBOX_LIMIT:
+                self.ready.set()
+                return
+            item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} ready messages")
+        if isinstance(item, Closed) and not (self.grace > 0 and item.reason == Reason.DISCONNECTED):
+            self.ready.set()  # nothing to wait for
         if isinstance(item, Closed) and self.grace > 0 and item.reason == Reason.DISCONNECTED:
             if self.away_since is None:  # it may come back: not closed, only away
                 self.away_since = time.monotonic()
@@ -136,8 +150,10 @@ class Match:
         evidence: EvidenceFn | None = None,
         settle: Settle | None = None,
         cpu_time: CpuFn | None = None,
+        setup_time: float | None = None,
     ) -> None:
         self.names = list(names)
+        self.setup_time = SETUP_TIME if setup_time is None else setup_time
         self.cpu_time = cpu_time
         self.players = len(self.names)
         self.seed = seed
@@ -171,16 +187,21 @@ class Match:
                 lounger_names=LOUNGER_NAMES,
                 track=TRACK,
                 seating=self.names,
+                bot_seed=bot_seed(self.seed, seat),
+                setup_ms=round(self.setup_time * 1000),
             )
         )
 
-    def attach(self, seat: int, *, grace: float = 0.0) -> SeatLink:
+    def attach(self, seat: int, *, grace: float = 0.0, setup: bool = False) -> SeatLink:
         """Bind a stream to ``seat`` (the handler then pumps messages through the link).
 
         With ``grace`` > 0 a dropped stream may reconnect to the seat within that many seconds.
+        With ``setup`` the bot promised a Ready after the Welcome: the first request of the match
+        waits for it (at most :attr:`setup_time` after the last seat connected).
         """
         link = self.links[seat]
         link.grace = grace
+        link.setup = setup
         link.send(self.welcome(seat))
         link.attached.set()
         return link
@@ -214,6 +235,21 @@ class Match:
         for link in self.links:
             if not link.attached.is_set():
                 self._forfeit(link.seat, Reason.NO_SHOW, f"did not connect within {self.connect_timeout:g}s")
+        await self._wait_for_setup()
+
+    async def _wait_for_setup(self) -> None:
+        """Give the seats that promised a Ready up to :attr:`setup_time` to send it, so that their
+        set-up is not charged to a decision.  A seat still busy after that is not forfeited: the
+        match starts, and its clock runs from its first request as always."""
+        waits = [
+            asyncio.create_task(link.ready.wait())
+            for link in self.links
+            if link.setup and link.seat not in self.forfeits and not link.ready.is_set()
+        ]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=self.setup_time)
+            for task in pending:
+                task.cancel()
 
     # ------------------------------------------------------------------ the game
 

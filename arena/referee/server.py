@@ -236,7 +236,9 @@ class RefereeServer:
                     yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
                     return
                 session.current = assignment
-                link = assignment.match.attach(assignment.seat, grace=session.grace)
+                # metadata arena-setup: ready = the bot sends a Ready once its match set-up is done
+                setup = metadata.get("arena-setup") == "ready"
+                link = assignment.match.attach(assignment.seat, grace=session.grace, setup=setup)
             reader = asyncio.create_task(self._pump(requests, link))
             while True:
                 message = await link.outbox.get()

@@ -1,39 +1,90 @@
-"""Entry point of the ``arena`` command."""
+"""Entry point of the ``arena`` command.
+
+Subcommands load lazily: each is registered below by name, where it lives (``"module:attribute"``,
+a Typer app or a function) and its one-line help for ``arena --help``; its module is imported only
+when that subcommand runs or its own ``--help`` is asked.  To add a subcommand, add one line to
+:data:`SUBCOMMANDS`.  Only the standard library is imported before :func:`main` has set up Ctrl-C
+handling (one line, exit 130; see :mod:`arena.cli.interrupt`).
+"""
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING
 
-from . import (
-    bots_cmd,
-    engine_cmd,
-    evaluate_cmd,
-    leaderboard_cmd,
-    match_cmd,
-    replays_cmd,
-    serve_cmd,
-    tournament_cmd,
-    web_cmd,
-    worker_cmd,
+from .interrupt import Interrupted, exit_interrupted, from_interrupt, guard_shutdown
+
+if TYPE_CHECKING:
+    import typer
+
+HELP = "Pool Arena: tournaments and bot matches for the dice game Cool am Pool."
+
+# (name, "module:attribute", one-line help shown by `arena --help`), in the order listed there.
+SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("match", "arena.cli.match_cmd:match",
+     "Run one match between 2-4 bots launched as processes; show progress and the result."),
+    ("evaluate", "arena.cli.evaluate_cmd:evaluate",
+     "Measure CANDIDATE against the baseline with duplicate dice; report share, score and Elo."),
+    ("serve", "arena.cli.serve_cmd:serve",
+     "Serve remote bots: each plays --games matches against --opponents while it is online."),
+    ("web", "arena.cli.web_cmd:web",
+     "Serve the web app: leaderboard, tournaments, matches and the replay viewer (Ctrl-C stops)."),
+    ("worker", "arena.cli.worker_cmd:worker",
+     "Start Dask worker processes that play tournament matches for a scheduler."),
+    ("engine", "arena.cli.engine_cmd:app", "Play, show and verify games with the rules engine alone."),
+    ("bots", "arena.cli.bots_cmd:app", "Register and manage bots (each upload is an immutable version)."),
+    ("tournament", "arena.cli.tournament_cmd:app",
+     "Round-robin and gauntlet tournaments with duplicate dice."),
+    ("leaderboard", "arena.cli.leaderboard_cmd:app",
+     "Ratings with intervals; standing leaderboards in leaderboards/."),
+    ("replays", "arena.cli.replays_cmd:app", "List, show, export and verify the replays of stored matches."),
 )
 
-app = typer.Typer(
-    help="Pool Arena: tournaments and bot matches for the dice game Cool am Pool.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-app.add_typer(engine_cmd.app, name="engine")
-app.command(name="match")(match_cmd.match)
-app.command(name="evaluate")(evaluate_cmd.evaluate)
-app.add_typer(bots_cmd.app, name="bots")
-app.command(name="serve")(serve_cmd.serve)
-app.add_typer(tournament_cmd.app, name="tournament")
-app.add_typer(leaderboard_cmd.app, name="leaderboard")
-app.add_typer(replays_cmd.app, name="replays")
-app.command(name="web")(web_cmd.web)
-app.command(name="worker")(worker_cmd.worker)
+_app: typer.Typer | None = None
+
+
+def _root() -> None:
+    """The top-level group's callback: nothing to do before the subcommand runs."""
+
+
+def build_app() -> typer.Typer:
+    """The ``arena`` Typer app over :data:`SUBCOMMANDS` (built once; imports no subcommand)."""
+    global _app
+    if _app is None:
+        import typer
+
+        from .lazy import LazyCommand, lazy_group
+
+        specs = {name: LazyCommand(name, target, text) for name, target, text in SUBCOMMANDS}
+        _app = typer.Typer(
+            cls=lazy_group(specs),
+            callback=_root,  # a callback makes Typer build a group even with no eager commands
+            help=HELP,
+            no_args_is_help=True,
+            pretty_exceptions_enable=False,
+        )
+    return _app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``arena.cli.main.app``: the Typer app, built on first use (for ``typer.testing.CliRunner``)."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Run the ``arena`` command line."""
-    app()
+    """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130."""
+    try:
+        build_app()(prog_name="arena")
+    except (KeyboardInterrupt, Interrupted):
+        exit_interrupted()
+    except SystemExit as exc:
+        if from_interrupt(exc):
+            exit_interrupted()
+        raise
+    finally:
+        guard_shutdown()
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m arena.cli.main`
+    main()

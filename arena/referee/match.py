@@ -35,6 +35,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.wire import LOUNGER_NAMES, PROTOCOL, TRACK, state_to_pb
 
 from .botseed import bot_seed
+from .crashinfo import crash_detail
 from .faults import Forfeit, Reason
 from .result import MatchResult, SeatOutcome
 from .timecontrol import SeatClock, TimeControl
@@ -171,6 +172,7 @@ class Match:
         self.state: State = new_game(self.players)
         self.done = asyncio.Event()
         self.on_event: Callable[[Match], None] | None = None
+        self.seats_changed = asyncio.Event()  # a seat's process exited while the match waited for it
 
     # ------------------------------------------------------------------ seats
 
@@ -228,14 +230,60 @@ class Match:
         return link
 
     async def _wait_for_seats(self) -> None:
-        waits = [asyncio.create_task(link.attached.wait()) for link in self.links]
-        _, pending = await asyncio.wait(waits, timeout=self.connect_timeout)
-        for task in pending:
-            task.cancel()
+        """Wait until every seat is connected or out (its process exited: :meth:`seat_process_exited`).
+
+        Stops early once fewer than two seats can still play: the match is then decided.  A seat
+        still missing at the connect timeout is a no-show.
+        """
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            waiting = [
+                link for link in self.links if not link.attached.is_set() and link.seat not in self.forfeits
+            ]
+            left = deadline - time.monotonic()
+            if not waiting or self.players - len(self.forfeits) < 2 or left <= 0:
+                break
+            self.seats_changed.clear()
+            waits = [asyncio.create_task(link.attached.wait()) for link in waiting]
+            waits.append(asyncio.create_task(self.seats_changed.wait()))
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in waits:
+                    task.cancel()
+        if self.players - len(self.forfeits) < 2:
+            return  # decided before it began: whoever is left wins, late or not
         for link in self.links:
-            if not link.attached.is_set():
+            if not link.attached.is_set() and link.seat not in self.forfeits:
                 self._forfeit(link.seat, Reason.NO_SHOW, f"did not connect within {self.connect_timeout:g}s")
         await self._wait_for_setup()
+
+    def seat_process_exited(self, seat: int, how: str) -> None:
+        """The process hosting ``seat``'s bot has exited (``how``: e.g. ``the process exited with
+        status 1``); called by whoever launched it, once its stderr has been read.
+
+        Before the seat connected, it forfeits at once as ``crashed`` (no 20 s no-show wait);
+        while connected, its stream counts as closed by a crash.  Either way the forfeit's detail
+        carries the exception line of the bot's stderr.  Ignored once the match is over or the
+        seat has already forfeited.
+        """
+        if self.done.is_set() or seat in self.forfeits or not 0 <= seat < self.players:
+            return
+        link = self.links[seat]
+        tail = self._stderr_tail(seat)
+        if not link.attached.is_set():
+            self._forfeit(seat, Reason.CRASHED, crash_detail(how, tail, before_connecting=True))
+            self.seats_changed.set()
+        else:
+            link.deliver(Closed(Reason.CRASHED, crash_detail(how, tail)))
+
+    def _stderr_tail(self, seat: int) -> str:
+        if self.evidence is None:
+            return ""
+        try:
+            return str(self.evidence(seat).get("stderr_tail", ""))
+        except Exception:  # evidence must never break a match
+            return ""
 
     async def _wait_for_setup(self) -> None:
         """Give the seats that promised a Ready up to :attr:`setup_time` to send it, so that their
@@ -348,7 +396,8 @@ class Match:
                 self._forfeit(link.seat, reason, detail)
 
     async def _classify(self, seat: int, closed: Closed) -> tuple[Reason, str]:
-        """A closed stream is a crash or a stall when the bot's process says so."""
+        """A closed stream is a crash or a stall when the bot's process says so.  A crash's
+        detail says how the process ended and the exception line of its stderr, once."""
         if closed.reason in (Reason.DISCONNECTED, Reason.STALLED) and self.probe is not None:
             probed = self.probe(seat)
             if self.settle is not None and (probed is None or probed[0] is Reason.CRASHED):
@@ -356,8 +405,10 @@ class Match:
                 # collect its last words (evidence) before the forfeit.
                 await self.settle(seat)
                 probed = self.probe(seat) or probed  # by now perhaps with its exit status
+            if probed is not None and probed[0] is Reason.CRASHED:
+                return probed[0], crash_detail(probed[1], self._stderr_tail(seat), stream=closed.detail)
             if probed is not None:
-                return probed[0], f"{probed[1]}; the stream ended: {closed.detail}"
+                return probed[0], f"{probed[1]}; {closed.detail}"
         return closed.reason, closed.detail
 
     async def _decide(self, state: State) -> tuple[Action, dict[str, Any]]:

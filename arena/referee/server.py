@@ -173,8 +173,12 @@ class RefereeServer:
         settle: Settle | None = None,
         on_event: Callable[[Match], None] | None = None,
         cpu_time: CpuFn | None = None,
+        on_start: Callable[[Match], None] | None = None,
     ) -> MatchResult:
-        """Run one match with ``sessions[k]`` in seat k; per-match sessions are revoked after."""
+        """Run one match with ``sessions[k]`` in seat k; per-match sessions are revoked after.
+
+        ``on_start(match)`` is called once the match exists, before it waits for its seats (e.g.
+        to tell it when a bot process exits: :meth:`Match.seat_process_exited`)."""
         match = Match(
             [s.name for s in sessions],
             seed,
@@ -187,6 +191,8 @@ class RefereeServer:
             cpu_time=cpu_time,
         )
         match.on_event = on_event
+        if on_start is not None:
+            on_start(match)
         for seat, session in enumerate(sessions):
             session.assign(match, seat)
         try:

@@ -1,0 +1,54 @@
+"""What a crashed bot said: its exception line, found in the tail of its stderr.
+
+A forfeit for a crash reads, for example, ``the process exited with status 1 before connecting:
+SyntaxError: invalid syntax``: how the process ended, when, and the error it printed last.
+"""
+
+from __future__ import annotations
+
+import re
+
+EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Fault)(?::\s.*)?$"
+)
+# lines that frame an error rather than state it: stack frames, source excerpts, runtime banners
+NOISE = re.compile(r"^(?:File \"|at |Traceback \(|Node\.js v|\^+$|~+$|\[arena: )")
+LINE_LIMIT = 300
+GENERIC_STREAM_END = "the stream ended"
+
+
+def exception_line(stderr_tail: str) -> str | None:
+    """The line of ``stderr_tail`` that names the bot's error, or None when it wrote nothing.
+
+    The last line that looks like an exception (``ZeroDivisionError: division by zero``,
+    ``SyntaxError: invalid syntax``, Node's ``Error: boom``), else the last non-empty line that
+    is not a stack frame or a runtime banner, else the last non-empty line; at most 300 chars.
+    """
+    lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
+    if not lines:
+        return None
+    for line in reversed(lines):
+        if EXCEPTION_LINE.match(line):
+            return line[:LINE_LIMIT]
+    for line in reversed(lines):
+        if not NOISE.match(line):
+            return line[:LINE_LIMIT]
+    return lines[-1][:LINE_LIMIT]
+
+
+def crash_detail(
+    how: str, stderr_tail: str, *, before_connecting: bool = False, stream: str | None = None
+) -> str:
+    """The forfeit detail of a crash, said once.
+
+    ``how`` is the process's end (``the process exited with status 1``); the exception line of
+    ``stderr_tail`` follows it; ``stream`` (how the bot's stream ended) is added only when it
+    says more than that the stream ended.
+    """
+    text = how + (" before connecting" if before_connecting else "")
+    line = exception_line(stderr_tail)
+    if line:
+        text += f": {line}"
+    if stream and not stream.startswith(GENERIC_STREAM_END):
+        text += f" (stream: {stream})"
+    return text

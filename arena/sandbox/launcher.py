@@ -17,7 +17,7 @@ import shlex
 import signal
 import sys
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -126,6 +126,8 @@ class BotProcess:
         self._err: _Capture | None = None
         self.stdout_path: Path | None = None
         self.stderr_path: Path | None = None
+        self._watch: asyncio.Task[None] | None = None  # see watch_exit()
+        self._stopping = False
 
     @property
     def pid(self) -> int | None:
@@ -258,6 +260,28 @@ class BotProcess:
         if self._err is not None and probed is not None and probed[0] is Reason.CRASHED:
             await asyncio.wait({self._err.task}, timeout=timeout)
 
+    def watch_exit(self, callback: Callable[[str], None], *, stderr_wait: float = 0.5) -> None:
+        """Call ``callback(how)`` once the process exits (``how``: ``the process exited with
+        status 1``, ``... killed by SIGKILL``), after its stderr has been read to the end (at most
+        ``stderr_wait`` seconds more), so that :meth:`evidence` then holds its last words.
+
+        Sandboxed, the process watched is the launcher (sh, then bwrap), whose exit status is the
+        bot's.  :meth:`stop` cancels the watch; the callback is not called for a process that
+        :meth:`stop` ended.
+        """
+        if self.proc is None:
+            raise RuntimeError("watch_exit() before start()")
+        proc, err = self.proc, self._err
+
+        async def watch() -> None:
+            code = await proc.wait()
+            if err is not None:
+                await asyncio.wait({err.task}, timeout=stderr_wait)
+            if not self._stopping:
+                callback(_exit_text(code))
+
+        self._watch = asyncio.create_task(watch())
+
     def evidence(self) -> dict[str, str]:
         """The tail of the bot's stderr (for forfeit records)."""
         tail = self._err.text() if self._err else ""
@@ -272,6 +296,9 @@ class BotProcess:
         proc = self.proc
         if proc is None:
             return None
+        self._stopping = True
+        if self._watch is not None:
+            self._watch.cancel()
         if proc.returncode is None:  # give it a moment to exit by itself, then ask, then force
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), grace)

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.leaderboard import SYSTEM_TITLES, SYSTEMS, LeaderRow, leaderboard
 from arena.ratings.errors import RatingError
+from arena.rulesdoc import BOARD_SVG, RULES_MD
 from arena.store.db import Database
 from arena.store.tournaments import UnknownMatchError
 
@@ -34,6 +35,7 @@ from . import queries
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
 from .queries import FilterError, MatchFilters, MatchRow, Page
 from .replays import DamagedReplayError, load_view
+from .rulespage import RulesMissingError, rules_html
 from .viewdata import board_data
 
 
@@ -319,7 +321,29 @@ def create_app(db: Database) -> FastAPI:
         if m.status != "finished":
             return page(request, "match.html", m=m, view=None, data_json="", nav="matches")
         m, view = view_of(match_id)
-        return page(request, "match.html", m=m, view=view, data_json=json_for_script(view), nav="matches")
+        return page(
+            request,
+            "match.html",
+            m=m,
+            view=view,
+            data_json=json_for_script(view),
+            nav="matches",
+            rules_url="/rules",
+        )
+
+    @app.get("/rules", response_class=HTMLResponse, include_in_schema=False)
+    def rules_page(request: Request) -> Response:
+        try:
+            html = rules_html(RULES_MD)
+        except RulesMissingError as exc:
+            raise Problem(404, "No rules document", str(exc)) from None
+        return page(request, "rules.html", html=html, nav="rules")
+
+    @app.get("/rules/board.svg", include_in_schema=False)
+    def rules_board() -> Response:
+        if not BOARD_SVG.is_file():
+            raise Problem(404, "No board diagram", f"{BOARD_SVG} is missing: run python scripts/board_svg.py")
+        return Response(BOARD_SVG.read_bytes(), media_type="image/svg+xml")
 
     @app.get("/matches/{match_id}/export.html", include_in_schema=False)
     def match_export(match_id: int) -> HTMLResponse:

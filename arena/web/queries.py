@@ -154,7 +154,7 @@ class MatchRow:
             "tournament_id": self.tournament_id,
             "tournament": self.tournament,
             "ordinal": self.ordinal,
-            "seed": self.seed,
+            "seed": str(self.seed),  # 64-bit: a string, exact in JavaScript
             "group": self.group_key,
             "status": self.status,
             "termination": self.termination,
@@ -196,7 +196,7 @@ class TournamentRow:
             "format": self.format,
             "table_sizes": self.table_sizes,
             "games": self.games,
-            "seed": self.seed,
+            "seed": str(self.seed),  # 64-bit: a string, exact in JavaScript
             "move_time": self.move_time,
             "bank": self.bank,
             "status": self.status,

@@ -5,10 +5,18 @@ engine's state after that event, plus two lists the engine also computes (the lo
 lifeguard blocks there and the loungers the rolling result reaches).  The same payload serves the
 web page, ``/api/matches/{id}/replay``, ``arena replays export --format json`` and the
 self-contained HTML export.
+
+Two rules keep what the page shows exact (format version 2):
+
+* 64-bit integers (the seeds) are sent as decimal **strings**: JavaScript numbers are doubles
+  and would print ``8146625516662860959`` as ``8146625516662861000``;
+* times are sent preformatted (``ms_text`` beside ``ms``, see :func:`format_ms`), so the page and
+  the tests show the same digits: the page never rounds a number itself.
 """
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final
 
 from arena.engine import COLOURS, FACES, LOUNGERS, State, parse_action, reachable, replay, to_snapshot
@@ -25,7 +33,28 @@ from arena.engine.board import (
 from arena.engine.errors import NotationError
 
 FORMAT: Final = "pool-arena-replay-view"
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
+# Decision fields holding milliseconds; each gets a "<field>_text" twin formatted by format_ms.
+MS_FIELDS: Final = ("ms", "cpu_ms", "away_ms")
+
+
+def format_ms(value: float | int) -> str:
+    """Milliseconds with one decimal, rounded half **up** from the number as recorded
+    (``1.25`` -> ``"1.3"``, ``0.05`` -> ``"0.1"``, ``2`` -> ``"2.0"``).
+
+    The one rounding rule of the viewer: Python's ``f"{x:.1f}"`` rounds the binary double (1.25
+    gives ``"1.2"``) and JavaScript's ``toFixed(1)`` differs again, so neither is used.
+    """
+    exact = Decimal(repr(float(value)))
+    return str(exact.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def exact_ints(data: dict[str, Any], keys: tuple[str, ...] = ("seed",)) -> dict[str, Any]:
+    """``data`` with the integer values of ``keys`` as decimal strings (exact in JavaScript)."""
+    return {
+        k: str(v) if k in keys and isinstance(v, int) and not isinstance(v, bool) else v
+        for k, v in data.items()
+    }
 
 
 def board_data() -> dict[str, Any]:
@@ -72,6 +101,10 @@ def _event_view(index: int, event: dict[str, Any], before: State) -> dict[str, A
         return out
     out["kind"] = "decision"
     out["phase"] = before.phase.label
+    for key in MS_FIELDS:
+        value = event.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{key}_text"] = format_ms(value)
     try:
         action = parse_action(str(event.get("action")))
     except NotationError:
@@ -94,6 +127,7 @@ def build_view(text: str, match: dict[str, Any] | None = None) -> dict[str, Any]
     """Replay ``text`` through the engine and return the viewer's data.
 
     Raises :class:`arena.engine.ReplayError` (line and reason) for a record that does not replay.
+    Seeds in ``header`` and ``match`` are strings (see the module's docstring).
     """
     rep = replay(text)
     players = rep.states[0].players
@@ -102,8 +136,8 @@ def build_view(text: str, match: dict[str, Any] | None = None) -> dict[str, Any]
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "match": match,
-        "header": rep.header,
+        "match": None if match is None else exact_ints(match),
+        "header": exact_ints(rep.header),
         "players": players,
         "seating": seating(rep.header, players),
         "board": board_data(),

@@ -94,6 +94,8 @@
 
   const svg = document.getElementById("board");
   svg.setAttribute("viewBox", "0 0 1300 780");
+  // Narrow screens stack the side panel under the deck and draw larger text (see layout()).
+  const NARROW = window.matchMedia ? window.matchMedia("(max-width: 760px)") : null;
   const defs = el("defs", {}, svg);
   defs.innerHTML =
     '<linearGradient id="water" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#74c0fc"/>' +
@@ -102,9 +104,12 @@
     '<rect width="9" height="9" fill="rgba(33,37,41,0.14)"/><rect width="3" height="9" fill="rgba(33,37,41,0.42)"/></pattern>' +
     '<filter id="shadow" x="-20%" y="-20%" width="140%" height="140%"><feDropShadow dx="1" dy="2" stdDeviation="1.5" flood-opacity="0.35"/></filter>';
 
-  // deck
-  el("rect", { x: 0, y: 0, width: 960, height: 780, rx: 16, fill: "#efe6d6" }, svg);
-  el("rect", { x: 968, y: 0, width: 332, height: 780, rx: 16, fill: "#f8f9fa", stroke: "#dee2e6" }, svg);
+  // deck, and the side panel (drawn in its own group: layout() places it beside or below)
+  const deck = el("rect", { x: 0, y: 0, width: 960, height: 780, rx: 16, fill: "#efe6d6" }, svg);
+  const side = el("g", { class: "side" }, svg);
+  const sideBg = el("rect", { x: 0, y: 0, width: 332, height: 780, rx: 16, fill: "#f8f9fa", stroke: "#dee2e6" }, side);
+  const sideA = el("g", { class: "side-status" }, side);
+  const sideB = el("g", { class: "side-players" }, side);
 
   // pool with water balls
   const poolG = el("g", { class: "pool" }, svg);
@@ -196,17 +201,18 @@
   el("circle", { r: 19, fill: "#e03131", stroke: "#fff", "stroke-width": 3, filter: "url(#shadow)" }, guard);
   el("path", { d: "M-3.5 -11 h7 v7.5 h7.5 v7 h-7.5 v7.5 h-7 v-7.5 h-7.5 v-7 h7.5 z", fill: "#fff" }, guard);
 
-  // legend
+  // legend (k: its scale; a narrow screen draws it twice as large, in more lines)
   const legend = el("g", { class: "legend", transform: "translate(20,708)" }, svg);
-  (function drawLegend() {
+  function drawLegend(k) {
+    legend.innerHTML = "";
     let x = 0, y = 0;
     const item = (label, draw) => {
-      const w = 34 + label.length * 6.9 + 18;
+      const w = (34 + label.length * 6.9 + 18) * k;
       if (x + w > 930) {
         x = 0;
-        y += 30;
+        y += 30 * k;
       }
-      const g = el("g", { transform: `translate(${x},${y})` }, legend);
+      const g = el("g", { transform: `translate(${x},${y}) scale(${k})` }, legend);
       draw(g);
       txt(34, 20, label, { class: "legend-label" }, g);
       x += w;
@@ -231,14 +237,15 @@
     item("blocked by lifeguard", (g) => el("rect", { x: 0, y: 2, width: 26, height: 26, rx: 4, fill: "url(#hatch)", stroke: "#868e96" }, g));
     item("reachable now", (g) => el("rect", { class: "reach", x: 2, y: 4, width: 22, height: 22, rx: 4 }, g));
     item("last action here", (g) => el("rect", { class: "acted", x: 2, y: 4, width: 22, height: 22, rx: 4 }, g));
-  })();
+    return y + 30 * k; // the height it took
+  }
 
   // ---------------------------------------------------------------- side panel (in the svg)
-  const PX = 988;
-  const statusTitle = txt(PX, 36, "", { class: "panel-title" }, svg);
-  const statusLine = txt(PX, 60, "", { class: "panel-line" }, svg);
-  const statusLine2 = txt(PX, 82, "", { class: "panel-line" }, svg);
-  const diceG = el("g", { class: "dice" }, svg);
+  const PX = 20; // in the side panel's own coordinates
+  const statusTitle = txt(PX, 36, "", { class: "panel-title" }, sideA);
+  const statusLine = txt(PX, 60, "", { class: "panel-line" }, sideA);
+  const statusLine2 = txt(PX, 82, "", { class: "panel-line" }, sideA);
+  const diceG = el("g", { class: "dice" }, sideA);
   const diceRows = {};
   [["last", "throw on the table"], ["kept", "set aside (kept)"], ["result", "result of the roll"]].forEach((r, i) => {
     const y = 112 + i * 60;
@@ -251,7 +258,7 @@
   const players = [];
   for (let s = 0; s < DATA.players; s++) {
     const y = PLAYER_Y + s * PLAYER_H;
-    const g = el("g", { class: "player", "data-seat": s, transform: `translate(${PX - 8},${y})` }, svg);
+    const g = el("g", { class: "player", "data-seat": s, transform: `translate(${PX - 8},${y})` }, sideB);
     const box = el("rect", { class: "player-box", width: 308, height: PLAYER_H - 10, rx: 12 }, g);
     el("rect", { x: 12, y: 12, width: 26, height: 30, rx: 5, fill: SEAT[s], stroke: "#212529", "stroke-width": 1.5 }, g);
     txt(25, 33, String(s), { class: "towel-seat", "text-anchor": "middle", fill: SEAT_INK[s] }, g);
@@ -266,6 +273,41 @@
     const chipsLabel = txt(14, 93, "chips", { class: "player-line" }, g);
     const flag = txt(294, 93, "", { class: "player-flag", "text-anchor": "end" }, g);
     players.push({ g, box, name, sub, score, supplies, chipBalls, chipsLabel, flag });
+  }
+
+  // ---------------------------------------------------------------- layout
+  // Wide: the side panel right of the deck (viewBox 1300 x 780).  Narrow (a phone): the deck
+  // takes the whole width with larger text and a taller legend, and the side panel goes below
+  // it, scaled up, its status and dice in one column and the players in the other.
+  function layout() {
+    const narrow = !!(NARROW && NARROW.matches);
+    svg.classList.toggle("narrow", narrow);
+    svg.dataset.layout = narrow ? "narrow" : "wide";
+    const legendH = drawLegend(narrow ? 2 : 1);
+    if (!narrow) {
+      deck.setAttribute("height", 780);
+      side.setAttribute("transform", "translate(968,0)");
+      sideBg.setAttribute("width", 332);
+      sideBg.setAttribute("height", 780);
+      sideB.removeAttribute("transform");
+      svg.setAttribute("viewBox", "0 0 1300 780");
+      return;
+    }
+    const deckH = 708 + legendH + 12;
+    const playersH = DATA.players * PLAYER_H;
+    const innerW = 340 + 318, innerH = Math.max(300, playersH + 10);
+    const S = 960 / innerW;
+    deck.setAttribute("height", deckH);
+    side.setAttribute("transform", `translate(0,${deckH + 10}) scale(${S})`);
+    sideBg.setAttribute("width", innerW);
+    sideBg.setAttribute("height", innerH);
+    sideB.setAttribute("transform", `translate(336,${10 - PLAYER_Y})`);
+    svg.setAttribute("viewBox", `0 0 960 ${Math.ceil(deckH + 10 + innerH * S)}`);
+  }
+  layout();
+  if (NARROW) {
+    if (NARROW.addEventListener) NARROW.addEventListener("change", layout);
+    else if (NARROW.addListener) NARROW.addListener(layout);
   }
 
   // ---------------------------------------------------------------- html panels
@@ -305,6 +347,18 @@
     "take-five": (e) => `takes the five-lounger ${e.lounger} (towel guest side up)`,
     pass: () => "passes",
   };
+  // Where the rules page explains an event (the viewer links there when it has a rules page).
+  const RULES = root.dataset.rules || "";
+  const RULE_OF = {
+    place: ["R8", "#r8"], stop: ["R12", "#r12"], keep: ["R12", "#r12"], chip: ["R12", "#r12"],
+    flip: ["R19", "#r19"], reclaim: ["R20", "#r20"], invade: ["R21", "#r21"], conquer: ["R22", "#r22"],
+    "take-five": ["R23", "#r23"], pass: ["R19–R24", "#34-the-action"],
+  };
+  function ruleOf(e) {
+    if (!e) return null;
+    if (e.kind === "throw") return ["R10–R14, §5", "#31-rolling"];
+    return RULE_OF[e.verb] || null;
+  }
   function describe(e) {
     if (e.kind === "throw") return `throw: ${e.faces.join(", ")}`;
     const f = VERB[e.verb];
@@ -452,12 +506,15 @@
       evWho.style.setProperty("--c", SEAT[e.seat]);
       evText.textContent = describe(e);
       const meta = [];
+      // seeds arrive as strings and times preformatted (ms_text): the page never rounds numbers
       if (e.kind === "throw") meta.push(`a chance event: the dice stream of seed ${DATA.header.seed}`);
-      if (e.ms !== undefined) meta.push(`think time ${Number(e.ms).toFixed(1)} ms`);
+      if (e.ms_text !== undefined) meta.push(`think time ${e.ms_text} ms`);
+      if (e.cpu_ms_text !== undefined) meta.push(`CPU ${e.cpu_ms_text} ms`);
+      if (e.away_ms_text !== undefined) meta.push(`disconnected ${e.away_ms_text} ms (not counted)`);
       if (e.forced) meta.push("forced (the only legal action)");
       if (e.auto) meta.push("auto (played by the referee for a forfeited seat)");
       evMeta.textContent = meta.join(" · ");
-      evMeta.dataset.ms = e.ms !== undefined ? String(e.ms) : "";
+      evMeta.dataset.ms = e.ms_text !== undefined ? e.ms_text : "";
       evLegal.innerHTML = "";
       if (e.legal) {
         const h = document.createElement("h4");
@@ -472,6 +529,16 @@
         });
         evLegal.appendChild(ul);
       }
+    }
+    const evRule = document.getElementById("ev-rule");
+    const rule = RULES ? ruleOf(e) : null;
+    evRule.innerHTML = "";
+    if (rule) {
+      const a = document.createElement("a");
+      a.href = RULES + rule[1];
+      a.textContent = `rule ${rule[0]}`;
+      evRule.appendChild(document.createTextNode("see "));
+      evRule.appendChild(a);
     }
     const ff = forfeitedBy(k);
     evForfeit.hidden = ff.length === 0;
@@ -584,7 +651,19 @@
     },
     steps: N,
   };
-  const m = /step=(\d+)/.exec(location.hash);
-  go(m ? Number(m[1]) : 0);
+  function stepFromHash() {
+    const m = /step=(\d+)/.exec(location.hash);
+    return m ? Number(m[1]) : null;
+  }
+  // follow #step=N when the address changes on an open page (a pasted link, back/forward)
+  window.addEventListener("hashchange", () => {
+    const k = stepFromHash();
+    if (k !== null && k !== step) {
+      play(false);
+      go(k);
+    }
+  });
+  const first = stepFromHash();
+  go(first === null ? 0 : first);
   root.dataset.ready = "1";
 })();

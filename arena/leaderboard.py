@@ -1,63 +1,212 @@
-"""Leaderboards: ratings (recomputed from stored results) joined with per-bot statistics."""
+"""Leaderboards: ratings (recomputed from stored results) joined with per-bot statistics.
+
+How a leaderboard ranks (the same in ``arena leaderboard``, tournament results, published
+leaderboards and the web app):
+
+- **Conservatively.** Bots are ranked by a value they are fairly sure to deserve, not by the
+  point estimate: the 95% interval's lower bound for Plackett-Luce and Elo, ``mu - 3 sigma`` for
+  OpenSkill (:attr:`arena.ratings.Rating.conservative`).  A bot known from a few lucky games
+  then does not outrank one known from many.
+- **Provisional bots apart.** A bot with fewer than ``min_games`` games (default
+  :data:`MIN_GAMES`) is not ranked: it is listed separately as provisional.
+- **Each system on its own scale.** Plackett-Luce and Elo ratings are on an Elo-like scale
+  (1500 = the mean bot / the start); OpenSkill shows ``mu`` on its own scale (start 25).
+- **No interval of zero width.** An interval that rounds to a single value (too few games, or
+  too few duplicate-dice groups, to resample) is shown as "too few games" (``lo``/``hi`` None).
+- **Removed bots** (``arena bots remove``) are hidden from the all-matches leaderboard, but stay
+  in a tournament's standings (history, marked removed) and in the rating history; their games
+  still count for their opponents' ratings.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 from sqlmodel import select
 
-from arena.ratings import rate
+from arena.ratings import Rating, rate
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, RatingRow
-from arena.store.results import bot_stats, game_results
+from arena.store.results import BotStats, bot_stats, game_results
 
 SYSTEMS = ("pl", "elo", "openskill")
+MIN_GAMES = 10
+"""Games a bot needs before it is ranked; with fewer it is listed as provisional."""
+
 SYSTEM_TITLES = {
-    "pl": "Plackett-Luce fit (Elo scale), 95% bootstrap interval",
-    "elo": "Elo (pairwise, K=16), 95% bootstrap interval",
-    "openskill": "OpenSkill Plackett-Luce (Elo scale), mu ± 1.96 sigma",
+    "pl": "Plackett-Luce fit (Elo-like scale, mean bot 1500), 95% bootstrap interval; "
+    "ranked by the interval's lower bound",
+    "elo": "Elo (pairwise, K=16, start 1500), 95% bootstrap interval; ranked by the interval's lower bound",
+    "openskill": "OpenSkill Plackett-Luce (mu on OpenSkill's own scale, start 25), mu ± 1.96 sigma; "
+    "ranked by mu - 3 sigma",
 }
+RATING_LABELS = {"pl": "rating", "elo": "Elo", "openskill": "mu"}
+"""Column header of the point estimate, per system."""
+RANKED_BY_LABELS = {"pl": "lower bound", "elo": "lower bound", "openskill": "mu - 3 sigma"}
+"""Column header of the value the ranking sorts by, per system."""
+DECIMALS = {"pl": 0, "elo": 0, "openskill": 1}
+"""Decimals shown per system (an interval that rounds to one value has no width)."""
+TOO_FEW = "too few games"
 
 
 @dataclass(frozen=True)
 class LeaderRow:
-    """One line of a leaderboard."""
+    """One line of a leaderboard.
 
-    rank: int
+    ``rank`` is the place among ranked bots, None for a provisional bot (fewer than the minimum of
+    games).  ``rating`` is the point estimate on the system's own scale; ``lo`` .. ``hi`` its 95%
+    interval, None when it has no width (too few games); ``conservative`` the value the ranking
+    sorts by (see the module docstring).
+    """
+
+    rank: int | None
     bot: str
     rating: float
-    lo: float
-    hi: float
+    lo: float | None
+    hi: float | None
+    conservative: float
     games: int
     wins: int
     mean_score: float
     timeouts: int
     forfeits: int
+    provisional: bool = False
+    removed: bool = False
 
 
-def leaderboard(db: Database, *, tournament_id: int | None = None, system: str = "pl") -> list[LeaderRow]:
-    """The leaderboard over all finished matches (or one tournament's), best first."""
+def leaderboard(
+    db: Database,
+    *,
+    tournament_id: int | None = None,
+    system: str = "pl",
+    min_games: int = MIN_GAMES,
+    include_removed: bool | None = None,
+) -> list[LeaderRow]:
+    """The leaderboard over all finished matches (or one tournament's): the ranked bots best
+    first (rank 1, 2, ...), then the provisional ones (rank None), best first too.
+
+    ``include_removed`` (default: only for a tournament's standings) keeps removed bots.
+    """
     if system not in SYSTEMS:
         raise ValueError(f"unknown rating system {system!r}; choose from {', '.join(SYSTEMS)}")
     results = game_results(db, tournament_id)
     if not results:
         return []
-    stats = bot_stats(db, tournament_id)
+    keep_removed = tournament_id is not None if include_removed is None else include_removed
+    return rank_rows(rate(results, system), bot_stats(db, tournament_id), system, min_games, keep_removed)
+
+
+def rank_rows(
+    ratings: Sequence[Rating],
+    stats: dict[str, BotStats],
+    system: str,
+    min_games: int = MIN_GAMES,
+    include_removed: bool = False,
+) -> list[LeaderRow]:
+    """Leaderboard rows from ratings and per-bot statistics (pure; see the module docstring)."""
+    if min_games < 0:
+        raise ValueError(f"the minimum of games must be 0 or more, got {min_games}")
     rows = []
-    for rank, r in enumerate(rate(results, system), start=1):
-        st = stats[r.bot]
+    for r in sorted(ratings, key=lambda r: (-r.conservative, -r.rating, r.bot)):
+        st = stats.get(r.bot) or BotStats(r.bot)
+        if st.removed and not include_removed:
+            continue
+        lo, hi = _interval(r, DECIMALS[system])
         rows.append(
             LeaderRow(
-                rank, r.bot, r.rating, r.lo, r.hi, st.games, st.wins, st.mean_score, st.timeouts, st.forfeits
+                rank=None,
+                bot=r.bot,
+                rating=r.rating,
+                lo=lo,
+                hi=hi,
+                conservative=r.conservative,
+                games=st.games,
+                wins=st.wins,
+                mean_score=st.mean_score,
+                timeouts=st.timeouts,
+                forfeits=st.forfeits,
+                provisional=st.games < min_games,
+                removed=st.removed,
             )
         )
-    return rows
+    ranked = [row for row in rows if not row.provisional]
+    out = [_with_rank(row, k) for k, row in enumerate(ranked, start=1)]
+    return out + [row for row in rows if row.provisional]
+
+
+def _with_rank(row: LeaderRow, rank: int) -> LeaderRow:
+    return LeaderRow(**{**asdict(row), "rank": rank})
+
+
+def _interval(r: Rating, decimals: int) -> tuple[float | None, float | None]:
+    """The interval, or (None, None) when it is missing or rounds to one value."""
+    if not (math.isfinite(r.lo) and math.isfinite(r.hi)) or round(r.lo, decimals) == round(r.hi, decimals):
+        return None, None
+    return r.lo, r.hi
+
+
+def ranked(rows: Sequence[LeaderRow]) -> list[LeaderRow]:
+    """The ranked rows (not provisional)."""
+    return [r for r in rows if not r.provisional]
+
+
+def provisional(rows: Sequence[LeaderRow]) -> list[LeaderRow]:
+    """The provisional rows (too few games to be ranked)."""
+    return [r for r in rows if r.provisional]
+
+
+def _num(value: float, system: str) -> str:
+    return f"{value:.{DECIMALS[system]}f}"
+
+
+def interval_text(row: LeaderRow, system: str) -> str:
+    """``1680 .. 1843``, or "too few games" for an interval without width."""
+    if row.lo is None or row.hi is None:
+        return TOO_FEW
+    return f"{_num(row.lo, system)} .. {_num(row.hi, system)}"
+
+
+def bot_label(row: LeaderRow) -> str:
+    """The bot's name, marked when the bot has been removed."""
+    return f"{row.bot} (removed)" if row.removed else row.bot
+
+
+def _cells(row: LeaderRow, system: str) -> list[str]:
+    return [
+        bot_label(row),
+        _num(row.rating, system),
+        interval_text(row, system),
+        _num(row.conservative, system),
+        str(row.games),
+        str(row.wins),
+        f"{row.mean_score:.1f}",
+        str(row.timeouts),
+        str(row.forfeits),
+    ]
+
+
+def headers(system: str) -> list[str]:
+    """Column headers of a ranked table (a provisional table has no ``#``)."""
+    return [
+        "#", "bot", RATING_LABELS[system], "95% interval", RANKED_BY_LABELS[system],
+        "games", "wins", "mean score", "timeouts", "forfeits",
+    ]  # fmt: skip
+
+
+def provisional_title(min_games: int = MIN_GAMES) -> str:
+    """The heading of the provisional list."""
+    return f"Provisional: fewer than {min_games} games, not ranked"
 
 
 def store_ratings(db: Database, rows: list[LeaderRow], system: str, scope: str) -> None:
-    """Append the ratings to the rating history."""
+    """Append the ratings to the rating history (an interval without width is stored as
+    ``lo == hi == rating``)."""
     with db.session() as session:
         ids: dict[str, int] = {}
         for v, b in session.exec(select(BotVersion, Bot).where(BotVersion.bot_id == Bot.id)).all():
@@ -72,49 +221,77 @@ def store_ratings(db: Database, rows: list[LeaderRow], system: str, scope: str) 
                         scope=scope,
                         bot_version_id=ids[r.bot],
                         rating=r.rating,
-                        lo=r.lo,
-                        hi=r.hi,
+                        lo=r.rating if r.lo is None else r.lo,
+                        hi=r.rating if r.hi is None else r.hi,
                         games=r.games,
                     )
                 )
 
 
-def render(rows: list[LeaderRow], system: str, title: str = "Leaderboard") -> Table:
-    """A rich table of the leaderboard."""
+def render(
+    rows: list[LeaderRow], system: str, title: str = "Leaderboard", min_games: int = MIN_GAMES
+) -> RenderableType:
+    """The leaderboard for the terminal: the ranked table, then the provisional list (if any)."""
+    cols = headers(system)
     table = Table(title=f"{title}\n[dim]{SYSTEM_TITLES[system]}[/dim]")
-    for name in ("#", "bot", "rating", "95% interval", "games", "wins", "mean score", "timeouts", "forfeits"):
+    for name in cols:
         table.add_column(name, justify="left" if name == "bot" else "right")
-    for r in rows:
-        table.add_row(
-            str(r.rank),
-            r.bot,
-            f"{r.rating:.0f}",
-            f"{r.lo:.0f} .. {r.hi:.0f}",
-            str(r.games),
-            str(r.wins),
-            f"{r.mean_score:.1f}",
-            str(r.timeouts),
-            str(r.forfeits),
-        )
-    return table
+    top = ranked(rows)
+    for r in top:
+        table.add_row(str(r.rank), *_cells(r, system))
+    parts: list[RenderableType] = [table]
+    if not top:
+        parts.append(Text(f"No bot has {min_games} games yet: nobody is ranked.", style="dim"))
+    waiting = provisional(rows)
+    if waiting:
+        extra = Table(title=provisional_title(min_games))
+        for name in cols[1:]:
+            extra.add_column(name, justify="left" if name == "bot" else "right")
+        for r in waiting:
+            extra.add_row(*_cells(r, system))
+        parts.append(extra)
+    return Group(*parts)
 
 
-def to_markdown(rows: list[LeaderRow], system: str, title: str, notes: list[str] | None = None) -> str:
-    """The leaderboard as a Markdown document."""
+def to_markdown(
+    rows: list[LeaderRow],
+    system: str,
+    title: str,
+    notes: list[str] | None = None,
+    min_games: int = MIN_GAMES,
+) -> str:
+    """The leaderboard as a Markdown document: the ranked table, then the provisional list."""
     out = [f"# {title}", "", f"Rating: {SYSTEM_TITLES[system]}.", ""]
     out += [f"- {n}" for n in notes or []]
     if notes:
         out.append("")
-    out.append("| # | bot | rating | 95% interval | games | wins | mean score | timeouts | forfeits |")
-    out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        out.append(
-            f"| {r.rank} | {r.bot} | {r.rating:.0f} | {r.lo:.0f} .. {r.hi:.0f} | {r.games} | {r.wins} | "
-            f"{r.mean_score:.1f} | {r.timeouts} | {r.forfeits} |"
-        )
+    cols = headers(system)
+    out.append("| " + " | ".join(cols) + " |")
+    out.append("|" + "|".join("---" if c == "bot" else "---:" for c in cols) + "|")
+    top = ranked(rows)
+    for r in top:
+        out.append("| " + " | ".join([str(r.rank), *_cells(r, system)]) + " |")
+    if not top:
+        out += ["", f"No bot has {min_games} games yet: nobody is ranked."]
+    waiting = provisional(rows)
+    if waiting:
+        out += ["", f"## {provisional_title(min_games)}", ""]
+        out.append("| " + " | ".join(cols[1:]) + " |")
+        out.append("|" + "|".join("---" if c == "bot" else "---:" for c in cols[1:]) + "|")
+        for r in waiting:
+            out.append("| " + " | ".join(_cells(r, system)) + " |")
     return "\n".join(out) + "\n"
 
 
-def to_json(rows: list[LeaderRow], system: str, meta: dict[str, Any]) -> dict[str, Any]:
-    """The leaderboard as JSON-ready data."""
-    return {**meta, "system": system, "rows": [asdict(r) for r in rows]}
+def to_json(
+    rows: list[LeaderRow], system: str, meta: dict[str, Any], min_games: int = MIN_GAMES
+) -> dict[str, Any]:
+    """The leaderboard as JSON-ready data: every row (ranked first, then provisional, each with
+    its ``provisional`` flag), the system, how it ranks and the minimum of games."""
+    return {
+        **meta,
+        "system": system,
+        "ranking": SYSTEM_TITLES[system],
+        "min_games": min_games,
+        "rows": [asdict(r) for r in rows],
+    }

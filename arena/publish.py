@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.leaderboard import LeaderRow, leaderboard, store_ratings, to_json, to_markdown
+from arena.leaderboard import MIN_GAMES, LeaderRow, leaderboard, store_ratings, to_json, to_markdown
 from arena.store.bots import DuplicateUploadError, add_bot, sha256_file
 from arena.store.db import Database
 from arena.tournament.runner import ProgressFn, run_tournament
@@ -25,7 +25,8 @@ class LeaderboardDefinitionError(ValueError):
 
 @dataclass(frozen=True)
 class Definition:
-    """A standing leaderboard: which bots, table sizes, games and time control."""
+    """A standing leaderboard: which bots, table sizes, games and time control, and the games a
+    bot needs to be ranked (fewer: provisional)."""
 
     name: str
     title: str
@@ -35,6 +36,7 @@ class Definition:
     move_time: float
     bank: float
     seed: int
+    min_games: int = MIN_GAMES
 
 
 def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
@@ -69,6 +71,7 @@ def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
             move_time=float(data.get("move_time", 1.0)),
             bank=float(data.get("bank", 10.0)),
             seed=int(data.get("seed", 1)),
+            min_games=int(data.get("min_games", MIN_GAMES)),
         )
     except (TypeError, ValueError) as exc:
         raise LeaderboardDefinitionError(f"{path}: {exc}") from None
@@ -99,18 +102,22 @@ def publish(
     )
     assert t.id is not None
     run_tournament(db, t.id, jobs=jobs, progress=progress)
-    rows = leaderboard(db, tournament_id=t.id, system="pl")
+    rows = leaderboard(db, tournament_id=t.id, system="pl", min_games=d.min_games)
     store_ratings(db, rows, "pl", f"leaderboard:{name}")
     tables = "/".join(str(k) for k in d.tables)
     notes = [
         f"Round robin, tables of {tables} players, {d.games} seed(s) per table, every seat rotation "
         f"(duplicate dice), {d.move_time:g}s per decision + {d.bank:g}s bank, tournament seed {d.seed}.",
         "Bots: " + ", ".join(f"{b} (sha256 {sha256_file(f)[:12]})" for b, f in d.bots.items()) + ".",
-        f"Reproduce: `arena leaderboard publish {name}`.",
+        f"Ranked by the lower bound of the 95% interval; bots with fewer than {d.min_games} games "
+        "are listed apart as provisional.",
+        f"Reproduce: `arena leaderboard publish {name}` (every match seed follows from the tournament "
+        "seed, and bots draw their randomness from their seat's bot seed, so a rerun plays the same "
+        "games as long as no bot runs out of time).",
     ]
     md = folder / f"{name}.md"
     js = folder / f"{name}.json"
-    md.write_text(to_markdown(rows, "pl", d.title, notes), encoding="utf-8")
+    md.write_text(to_markdown(rows, "pl", d.title, notes, d.min_games), encoding="utf-8")
     meta = {"leaderboard": name, "title": d.title, "notes": notes, "tournament_seed": d.seed}
-    js.write_text(json.dumps(to_json(rows, "pl", meta), indent=2) + "\n", encoding="utf-8")
+    js.write_text(json.dumps(to_json(rows, "pl", meta, d.min_games), indent=2) + "\n", encoding="utf-8")
     return rows, md, js

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from arena.leaderboard import SYSTEMS, leaderboard, render
+from arena.leaderboard import MIN_GAMES, SYSTEMS, leaderboard, render
 from arena.store.tournaments import get_tournament
 from arena.termui import make_console
 
@@ -22,8 +22,24 @@ def show(
     ctx: typer.Context,
     tournament: Annotated[int | None, typer.Option(help="only this tournament's matches")] = None,
     system: Annotated[str, typer.Option(help="pl (default), elo or openskill")] = "pl",
+    min_games: Annotated[
+        int, typer.Option(min=0, help="games a bot needs to be ranked; fewer: listed as provisional")
+    ] = MIN_GAMES,
+    include_removed: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-removed/--hide-removed",
+            help="list removed bots too (default: only in a tournament's standings)",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Print the leaderboard over all finished matches (or one tournament)."""
+    """Print the leaderboard over all finished matches (or one tournament).
+
+    Bots are ranked conservatively (Plackett-Luce and Elo by their 95% interval's lower bound,
+    OpenSkill by mu - 3 sigma); bots with fewer than --min-games games are listed apart as
+    provisional; removed bots are hidden from the all-matches leaderboard.
+    """
     if ctx.invoked_subcommand is not None:
         return
     if system not in SYSTEMS:
@@ -31,11 +47,13 @@ def show(
     with database() as db:
         if tournament is not None:
             get_tournament(db, tournament)  # an unknown id is an error, not an empty leaderboard
-        rows = leaderboard(db, tournament_id=tournament, system=system)
+        rows = leaderboard(
+            db, tournament_id=tournament, system=system, min_games=min_games, include_removed=include_removed
+        )
     if not rows:
         raise fail("no finished matches yet; run 'arena tournament run ...' first")
     title = f"Tournament {tournament}" if tournament is not None else "All matches"
-    make_console().print(render(rows, system, title))
+    make_console().print(render(rows, system, title, min_games))
 
 
 @app.command("publish")

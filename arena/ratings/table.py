@@ -10,11 +10,15 @@ What ``rating``, ``lo`` and ``hi`` mean per system:
 - ``"pl"``: the Plackett-Luce maximum-likelihood rating on the Elo-like scale (mean bot 1500) with
   its percentile bootstrap interval (:mod:`arena.ratings.plackett_luce`).
 
-Rows come sorted best first by ``rating``, ties broken by bot id.
+Rows come sorted best first by :attr:`Rating.conservative` -- a value the bot is fairly sure to
+deserve, so that a bot known from a few lucky games does not outrank one known from many: the
+interval's lower bound for "elo" and "pl" (the point estimate when there is no interval), and
+``mu - 3 sigma`` for "openskill" -- then by ``rating``, ties broken by bot id.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -62,6 +66,14 @@ class Rating:
     system: str
     ordinal: float | None = None
 
+    @property
+    def conservative(self) -> float:
+        """What the ranking sorts by: OpenSkill's ``mu - 3 sigma``; for the other systems the
+        interval's lower bound, or the point estimate when there is no interval (NaN)."""
+        if self.ordinal is not None:
+            return self.ordinal
+        return self.lo if math.isfinite(self.lo) else self.rating
+
 
 def rate(
     results: Sequence[GameResult],
@@ -71,7 +83,8 @@ def rate(
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
 ) -> list[Rating]:
-    """Rate every bot in ``results`` with ``system`` ("elo", "openskill" or "pl"), best first.
+    """Rate every bot in ``results`` with ``system`` ("elo", "openskill" or "pl"), best first by
+    :attr:`Rating.conservative`.
 
     ``n_resamples``, ``seed`` and ``level`` set the bootstrap for "elo" and "pl"; for "openskill"
     only ``level`` is used (``mu ± z * sigma``, z = 1.96 at 0.95). Defaults of each system apply.
@@ -106,7 +119,7 @@ def rate(
             rows = [
                 Rating(bot, e.value, e.lo, e.hi, fit.games[bot], system) for bot, e in fit.ratings.items()
             ]
-    return sorted(rows, key=lambda row: (-row.rating, row.bot))
+    return sorted(rows, key=lambda row: (-row.conservative, -row.rating, row.bot))
 
 
 def _z(level: float) -> float:

@@ -10,7 +10,7 @@ from arena.ratings.results import GameResult
 
 from .bots import version_names
 from .db import Database
-from .models import Match, MatchSeat, MatchStatus
+from .models import Bot, BotVersion, Match, MatchSeat, MatchStatus
 
 FORFEIT_REASONS = frozenset(
     {"timeout", "illegal-action", "malformed-action", "disconnected", "crashed", "stalled", "no-show"}
@@ -19,7 +19,8 @@ FORFEIT_REASONS = frozenset(
 
 @dataclass
 class BotStats:
-    """Per bot version: games, wins (1st place, shared or not), mean score, forfeits."""
+    """Per bot version: games, wins (1st place, shared or not), mean score, forfeits, and
+    whether its bot has been removed from the registry (``arena bots remove``)."""
 
     name: str
     games: int = 0
@@ -30,6 +31,7 @@ class BotStats:
     think_total: float = 0.0
     decisions: int = 0
     by_reason: dict[str, int] = field(default_factory=dict)
+    removed: bool = False
 
     @property
     def mean_score(self) -> float:
@@ -41,8 +43,12 @@ def _finished(db: Database, tournament_id: int | None) -> tuple[list[Match], dic
     with db.session() as session:
         query = select(Match).where(Match.status == MatchStatus.FINISHED)
         if tournament_id is not None:
+            # schedule order: the same for every run of the tournament, however many in parallel
             query = query.where(Match.tournament_id == tournament_id)
-        matches = list(session.exec(query.order_by(col(Match.finished_at), col(Match.id))).all())
+            query = query.order_by(col(Match.ordinal), col(Match.id))
+        else:
+            query = query.order_by(col(Match.finished_at), col(Match.id))
+        matches = list(session.exec(query).all())
         ids = [m.id for m in matches]
         seats: dict[int, list[MatchSeat]] = {}
         for chunk in range(0, len(ids), 500):
@@ -55,7 +61,9 @@ def _finished(db: Database, tournament_id: int | None) -> tuple[list[Match], dic
 
 
 def game_results(db: Database, tournament_id: int | None = None) -> list[GameResult]:
-    """Every finished match (of one tournament, or all) as a rating input, in finishing order.
+    """Every finished match (of one tournament, or all) as a rating input: a tournament's in
+    schedule order (so a rerun of it rates the same sequence, whatever finished first), all
+    matches in finishing order.
 
     Players are bot-version display names; the duplicate-dice group is the match's table and seed.
     """
@@ -79,15 +87,35 @@ def game_results(db: Database, tournament_id: int | None = None) -> list[GameRes
     return out
 
 
+def _removed_versions(db: Database, version_ids: list[int]) -> set[int]:
+    """The versions among ``version_ids`` whose bot has been removed."""
+    with db.session() as session:
+        found: set[int] = set()
+        for chunk in range(0, len(version_ids), 500):
+            part = version_ids[chunk : chunk + 500]
+            found.update(
+                vid
+                for vid in session.exec(
+                    select(BotVersion.id)
+                    .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+                    .where(col(BotVersion.id).in_(part), col(Bot.removed_at).is_not(None))
+                ).all()
+                if vid is not None
+            )
+        return found
+
+
 def bot_stats(db: Database, tournament_id: int | None = None) -> dict[str, BotStats]:
     """Per bot version display name: the counts a leaderboard shows."""
     _, seats = _finished(db, tournament_id)
-    names = version_names(db, sorted({s.bot_version_id for ss in seats.values() for s in ss}))
+    ids = sorted({s.bot_version_id for ss in seats.values() for s in ss})
+    names = version_names(db, ids)
+    removed = _removed_versions(db, ids)
     stats: dict[str, BotStats] = {}
     for ss in seats.values():
         for s in ss:
             name = names[s.bot_version_id]
-            st = stats.setdefault(name, BotStats(name))
+            st = stats.setdefault(name, BotStats(name, removed=s.bot_version_id in removed))
             st.games += 1
             st.wins += 1 if s.placing == 1 else 0
             st.score_total += s.score or 0

@@ -25,7 +25,7 @@ GAMES = synthetic_games(400, seed=21)
 def test_rows_sorted_best_first_with_intervals(system: str) -> None:
     rows = rate(GAMES, system, n_resamples=50)
     assert [row.bot for row in rows] == ["alpha", "bravo", "charlie", "delta"]
-    assert [row.rating for row in rows] == sorted((row.rating for row in rows), reverse=True)
+    assert [row.conservative for row in rows] == sorted((row.conservative for row in rows), reverse=True)
     for row in rows:
         assert isinstance(row, Rating) and row.system == system
         assert row.lo < row.rating < row.hi

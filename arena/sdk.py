@@ -7,8 +7,13 @@
     class MyBot(Bot):
         name = "mine"
 
+        def setup(self, welcome):        # optional: per-match set-up, not charged to any decision
+            self.table = build_table(self.players)
+
         def choose(self, state, legal):
-            return legal[0]          # an Action, or its text ("stop", "flip green-4a")
+            for event in self.decision.events:   # what happened since my last decision (typed)
+                ...
+            return self.rng.choice(legal)        # an Action, or its text ("stop", "flip green-4a")
 
     if __name__ == "__main__":
         run(MyBot())
@@ -16,9 +21,24 @@
 The SDK connects to the referee (``--address``/``--token`` flags or the ``ARENA_ADDRESS`` and
 ``ARENA_TOKEN`` environment variables), sends the token, matches request ids, and hands the bot
 the engine's own :class:`~arena.engine.State` and legal actions, so the bot can use every engine
-helper (``apply``, ``apply_throw``, ``throw_distribution``, ``scores`` ...).  While ``choose``
-runs, ``self.decision`` tells the time budget.  A bot kept running across matches simply stays
-in ``run`` until the referee says goodbye.
+helper (``apply``, ``apply_throw``, ``throw_distribution``, ``scores`` ...).
+
+What a bot can read (all set before ``setup`` and ``choose`` run):
+
+- ``self.seat``, ``self.players``, ``self.match_id``, ``self.seating`` (names by seat),
+  ``self.time_control`` and ``self.welcome`` (the raw ``Welcome``) for the current match;
+- ``self.rng``: a :class:`random.Random` seeded with the match's per-seat ``bot_seed``, so a rerun
+  of the match (same seed, same seat) repeats the bot's choices; use it for all randomness;
+- ``self.decision`` while ``choose`` runs: a :class:`Decision` with the request id, the move time
+  and bank, :meth:`Decision.time_left`, the legal actions, and the events since the previous
+  request as :class:`ThrowEvent` and :class:`ActionEvent` values (forced and automatic moves
+  flagged).
+
+Set-up: the SDK calls ``on_match_start(welcome)`` and then ``setup(welcome)`` when a match starts,
+and only then tells the referee it is ready; the referee sends the match's first request once
+every seat is ready (at most ``welcome.setup_ms`` after the Welcome), so that work is not charged
+to the first decision.  A bot kept running across matches simply stays in ``run`` until the
+referee says goodbye.
 """
 
 from __future__ import annotations
@@ -27,6 +47,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -36,24 +57,99 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from arena.engine import Action, State, parse_action
+from arena.engine import FACES, Action, State, parse_action
+from arena.engine.notation import format_throw, parse_throw
 from arena.v1 import arena_pb2 as pb
 from arena.wire import state_from_pb
 
 TOKEN_KEY = "arena-token"
+SETUP_KEY = "arena-setup"  # metadata: "ready" promises a Ready after each Welcome
 PLAY_METHOD = "/arena.v1.Referee/Play"
 PlayStub = grpc.aio.StreamStreamMultiCallable[Message, pb.RefereeMessage]
 
 
+@dataclass(frozen=True)
+class ThrowEvent:
+    """A throw of the dice.  ``faces`` are face ids in canonical order (0 green, 1 purple,
+    2 yellow, 3 red, 4 blue, 5 lifeguard), the form :func:`arena.engine.apply_throw` takes."""
+
+    faces: tuple[int, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The faces by name: ``("green", "green", "lifeguard")``."""
+        return tuple(FACES[f] for f in self.faces)
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Dice per face (6 counts), the form of ``State.last``."""
+        return tuple(self.faces.count(f) for f in range(len(FACES)))
+
+    def __str__(self) -> str:
+        return format_throw(self.faces)
+
+
+@dataclass(frozen=True)
+class ActionEvent:
+    """A decision of some seat (this bot's own decisions included).
+
+    ``forced``: the referee applied it because it was the only legal action (the seat was not
+    asked).  ``automatic``: the referee chose it for a seat that has forfeited (its turns pass).
+    """
+
+    seat: int
+    action: Action
+    forced: bool = False
+    automatic: bool = False
+
+    def __str__(self) -> str:
+        return f"seat {self.seat}: {self.action}"
+
+
+Event = ThrowEvent | ActionEvent
+"""One thing that happened in the match, in order: a throw or a seat's action."""
+
+
+def event_from_pb(event: pb.Event) -> Event:
+    """The typed form of a protocol ``Event``."""
+    if event.WhichOneof("event") == "throw":
+        return ThrowEvent(parse_throw(event.throw))
+    a = event.action
+    return ActionEvent(a.seat, parse_action(a.action), a.forced, a.automatic)
+
+
+@dataclass(frozen=True)
+class MatchClock:
+    """The match's time control from the Welcome: seconds per decision and in the bank at the
+    start (both 0 when ``unlimited``)."""
+
+    move_time: float = 0.0
+    bank: float = 0.0
+    unlimited: bool = True
+
+    @classmethod
+    def from_pb(cls, tc: pb.TimeControl) -> MatchClock:
+        """From the protocol message."""
+        return cls(tc.move_time_ms / 1000, tc.bank_ms / 1000, tc.unlimited)
+
+
 @dataclass
 class Decision:
-    """What the referee said about the current decision."""
+    """What the referee said about the current decision (``self.decision`` while ``choose`` runs).
+
+    ``move_time`` and ``bank`` are the request's clock fields in seconds: the time for this
+    decision before the bank is touched, and what is left of the bank (both 0 without limits).
+    ``received`` is the ``time.monotonic()`` of the request's arrival: the referee's clock for
+    the decision started a little earlier (the transport, well under a millisecond locally).
+    """
 
     request_id: int
-    move_time: float  # seconds for this decision before the bank is touched (0 = unlimited)
-    bank: float  # seconds left in the bank
-    received: float  # time.monotonic() when the request arrived
-    events: list[str] = field(default_factory=list)  # since the previous request, in notation
+    move_time: float
+    bank: float
+    received: float
+    events: tuple[Event, ...] = ()  # since this bot's previous request, in order
+    legal: tuple[Action, ...] = ()  # the legal actions, in the engine's order
+    request: pb.DecisionRequest | None = field(default=None, repr=False)  # the raw request
 
     @property
     def unlimited(self) -> bool:
@@ -68,6 +164,11 @@ class Decision:
         budget = self.move_time + (self.bank if use_bank else 0.0)
         return budget - margin - (time.monotonic() - self.received)
 
+    def deadline(self, *, use_bank: bool = False, margin: float = 0.02) -> float:
+        """The ``time.monotonic()`` by which to answer (see :meth:`time_left`); ``inf`` without
+        limits."""
+        return time.monotonic() + self.time_left(use_bank=use_bank, margin=margin)
+
 
 class Bot:
     """Base class of a bot.  Override :meth:`choose`; the other hooks are optional."""
@@ -79,14 +180,27 @@ class Bot:
         self.seat = -1
         self.players = 0
         self.match_id = ""
+        self.seating: tuple[str, ...] = ()
+        self.welcome: pb.Welcome | None = None
+        self.time_control = MatchClock()
+        self.bot_seed = 0
+        self.rng = random.Random(0)
         self.decision: Decision | None = None
 
     def choose(self, state: State, legal: Sequence[Action]) -> Action | str:
-        """Return one of ``legal`` (an Action or its notation) for the state given."""
+        """Return one of ``legal`` (an Action or its notation) for the state given.  While it
+        runs, ``self.decision`` holds the request's clock fields and the events."""
         raise NotImplementedError("a bot must implement choose(state, legal)")
 
     def on_match_start(self, welcome: pb.Welcome) -> None:
-        """Called when a match starts (``self.seat`` and ``self.players`` are set)."""
+        """Called when a match starts (``self.seat``, ``self.players``, ``self.rng`` ... are set),
+        just before :meth:`setup`; like it, not charged to any decision."""
+
+    def setup(self, welcome: pb.Welcome) -> None:
+        """Per-match set-up work (tables, opening books, warming caches).  Runs after the Welcome
+        and before the referee sends the match's first request; its time is not charged to any
+        decision as long as it ends within ``welcome.setup_ms`` (the referee then starts the
+        match anyway, and the rest counts against this bot's first decision)."""
 
     def on_match_end(self, result: pb.MatchResult) -> None:
         """Called with the result of a match."""
@@ -165,9 +279,10 @@ async def _play(bot: Bot, conn: Connection) -> int:
         )
         streams = 0
         dropped_at: float | None = None
+        progress = _Progress()
         while True:
             try:
-                done = await _play_stream(bot, stub, conn.token)
+                done = await _play_stream(bot, stub, conn.token, progress)
                 dropped_at = None
             except (_Dropped, grpc.aio.AioRpcError) as exc:
                 now = time.monotonic()
@@ -189,14 +304,22 @@ async def _play(bot: Bot, conn: Connection) -> int:
                 return 0
 
 
-async def _play_stream(bot: Bot, stub: PlayStub, token: str) -> bool:
+@dataclass
+class _Progress:
+    """What the SDK remembers across the streams of one bot: the match it is in, if any."""
+
+    match_id: str = ""
+    in_match: bool = False
+
+
+async def _play_stream(bot: Bot, stub: PlayStub, token: str, progress: _Progress | None = None) -> bool:
     """One stream (one match).  Returns True when the referee said goodbye; raises _Dropped when
     the stream broke between the Welcome and the result."""
-    call = stub(metadata=((TOKEN_KEY, token),))
+    progress = progress or _Progress()
+    call = stub(metadata=((TOKEN_KEY, token), (SETUP_KEY, "ready")))
     # The Hello goes out after the Welcome, not before it: a stream the referee answers with a
     # Goodbye alone may already be finished, and writing into a finished call fails (INTERNAL).
     goodbye = False
-    in_match = False
     try:
         while True:
             message = await call.read()
@@ -206,37 +329,57 @@ async def _play_stream(bot: Bot, stub: PlayStub, token: str) -> bool:
             if kind == "request":
                 await call.write(_answer(bot, message.request))
             elif kind == "welcome":
-                in_match = True
-                await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
                 w = message.welcome
-                bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
-                bot.on_match_start(w)
+                resumed = progress.in_match and progress.match_id == w.match_id  # a reconnect
+                progress.in_match, progress.match_id = True, w.match_id
+                await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
+                _start_match(bot, w, fresh=not resumed)
+                if not resumed:
+                    bot.on_match_start(w)
+                    bot.setup(w)
+                    if w.setup_ms > 0:  # a referee that offers the wait understands Ready
+                        await call.write(pb.BotMessage(ready=pb.Ready()))
             elif kind == "result":
-                in_match = False
+                progress.in_match = False
                 bot.on_match_end(message.result)
             elif kind == "goodbye":
                 goodbye = True
     except grpc.aio.AioRpcError as exc:
-        if in_match:
+        if progress.in_match:
             raise _Dropped(f"{exc.code().name}: {exc.details()}") from None
         raise
-    if in_match:
+    if progress.in_match:
         raise _Dropped("the stream ended before the result")
     with contextlib.suppress(grpc.aio.AioRpcError):
         await call.done_writing()
     return goodbye
 
 
+def _start_match(bot: Bot, w: pb.Welcome, *, fresh: bool) -> None:
+    """Set the bot's per-match attributes from a Welcome (the generator only for a new match, so
+    that a reconnect does not restart its sequence)."""
+    bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
+    bot.seating = tuple(w.seating)
+    bot.welcome = w
+    bot.time_control = MatchClock.from_pb(w.time_control)
+    if fresh:
+        bot.bot_seed = w.bot_seed
+        bot.rng = random.Random(w.bot_seed)
+
+
 def _answer(bot: Bot, request: pb.DecisionRequest) -> pb.BotMessage:
     received = time.monotonic()
     state = state_from_pb(request.state)
     legal = tuple(parse_action(a) for a in request.legal_actions)
-    events = [
-        e.throw if e.WhichOneof("event") == "throw" else f"seat {e.action.seat}: {e.action.action}"
-        for e in request.events
-    ]
+    events = tuple(event_from_pb(e) for e in request.events)
     bot.decision = Decision(
-        request.request_id, request.move_time_ms / 1000, request.bank_ms / 1000, received, events
+        request.request_id,
+        request.move_time_ms / 1000,
+        request.bank_ms / 1000,
+        received,
+        events,
+        legal,
+        request,
     )
     action = bot.choose(state, legal)
     return pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=str(action)))

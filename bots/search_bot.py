@@ -375,6 +375,7 @@ class SearchPlayer:
         self._plan_key: tuple[object, ...] | None = None
         self._planner: TurnPlanner | None = None
         self.timeouts = 0  # decisions answered by the fallback rule
+        self.seed = 0  # mixed into the rollouts' dice (the SDK's bot_seed: a rerun repeats them)
 
     def params(self, state: State) -> Params:
         """The weights in use for this table size."""
@@ -441,7 +442,7 @@ class SearchPlayer:
         (my score minus the others' mean) relative to the candidates' average, or None if there
         was no time for a single round of rollouts."""
         me = state.seat
-        rng = random.Random(hash((state.turn, me, state.towel, state.figure)))
+        rng = random.Random(hash((self.seed, state.turn, me, state.towel, state.figure)))
         after = [apply(state, a) for a in candidates]
         sums = [0.0] * len(candidates)
         n = 0
@@ -475,6 +476,10 @@ class SearchBot(Bot):
         self.target = float(os.environ.get("SEARCH_BOT_TARGET", "0.15"))
         for k in range(1, N_DICE + 1):  # build the outcome tables before the first deadline
             throw_outcomes(k)
+
+    def setup(self, welcome: object) -> None:
+        """Per match: the rollouts draw from the match's bot seed."""
+        self.player.seed = self.bot_seed
 
     def choose(self, state: State, legal: Sequence[Action]) -> Action:
         """The player's choice within min(target, 0.8 x the time left for this decision)."""

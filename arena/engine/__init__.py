@@ -6,7 +6,7 @@ Typical use::
     s = new_game(2)
     s = apply(s, "place green-4a")
 
-See ``shared/rules.md`` for the rules (R1-R28) that the tests pin.
+See ``docs/rules.md`` for the rules (R1-R28) that the tests pin.
 """
 
 from .actions import Action, ActionKind, format_action, parse_action

@@ -2,7 +2,8 @@
 
 Everything that describes the physical game lives here and nowhere else (rules R1-R6), so a
 corrected board is a one-file change.  The layout of the loungers and the lifeguard's track are a
-documented reconstruction (see ``shared/rules.md``).
+documented reconstruction (see ``docs/rules.md``, whose board tables and ``docs/board.svg``
+are generated from this module).
 
 Identifiers are small integers so that the rules can index lists:
 

@@ -1,4 +1,4 @@
-"""Property tests of the invariants of shared/rules.md §4 after every step of random games.
+"""Property tests of the invariants of docs/rules.md §4 after every step of random games.
 
 Hypothesis draws the match seed and a random/greedy mix of policies; the game is played with the
 dice stream (§5) and recorded, and every state is checked.

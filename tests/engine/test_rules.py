@@ -1,4 +1,4 @@
-"""One or more tests for every rule R1-R28 of shared/rules.md.
+"""One or more tests for every rule R1-R28 of docs/rules.md.
 
 Positions are reached by playing (setup placements, throws, actions).  With two players the
 default setup of :func:`engine_helpers.setup` gives, in every row v (4, 3, 2):

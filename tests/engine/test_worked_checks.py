@@ -1,4 +1,4 @@
-"""The seven worked checks of shared/rules.md §7, one test each.
+"""The seven worked checks of docs/rules.md §7, one test each.
 
 Two-player default setup (see test_rules.py): in every row v, seat 0 owns green-va, purple-v,
 yellow-vb, blue-va and seat 1 owns green-vb, yellow-va, red-v, blue-vb.

@@ -1,5 +1,5 @@
 """The committed protobuf/gRPC code in arena/v1 is exactly what scripts/gen_proto.py generates
-from proto/ with the pinned grpcio-tools (design.md: regenerating must change nothing)."""
+from proto/ with the pinned grpcio-tools (README "Architecture": regenerating must change nothing)."""
 
 from __future__ import annotations
 

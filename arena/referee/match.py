@@ -417,7 +417,7 @@ class Match:
         if seat in self.forfeits:
             return legal[0], {"auto": True}
         if len(legal) == 1:
-            return legal[0], {}
+            return legal[0], {"forced": True}  # flagged in the record and in the bots' events
         asked = await self._ask(seat, state, legal)
         if asked is None:
             return legal[0], {"auto": True}

@@ -415,7 +415,7 @@ class Match:
         seat = state.seat
         legal = legal_actions(state)
         if seat in self.forfeits:
-            return legal[0], {"auto": True}
+            return legal[0], {"auto": True, "forced": True} if len(legal) == 1 else {"auto": True}
         if len(legal) == 1:
             return legal[0], {"forced": True}  # flagged in the record and in the bots' events
         asked = await self._ask(seat, state, legal)

@@ -1,7 +1,13 @@
-"""Helpers shared by the CLI sub-apps: opening the database, turning errors into messages."""
+"""Helpers shared by the CLI sub-apps: opening the database, turning errors into messages.
+
+This is the one place where the CLI turns expected errors into ``error: ...`` and exit 1: inside
+``with database() as db`` (and, for anything opened later in a command, :func:`explain` via
+:func:`cli_errors`).  A "not found" message also names the database it looked in.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -9,9 +15,12 @@ import typer
 
 from arena.ratings.errors import RatingError
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
-from arena.store.db import Database, StoreError
+from arena.store.bots import UnknownBotError
+from arena.store.db import Database, StoreError, database_url, describe, how_chosen
+from arena.store.tournaments import UnknownMatchError, UnknownTournamentError
 
 EXPECTED_ERRORS = (StoreError, BotLaunchError, RatingError, SandboxUnavailableError, ValueError)
+NOT_FOUND = (UnknownTournamentError, UnknownMatchError, UnknownBotError)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -20,16 +29,49 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _not_found(exc: Exception) -> bool:
+    if isinstance(exc, NOT_FOUND):
+        return True
+    from arena.web.queries import FilterError  # an unknown --bot filter is a lookup that failed too
+
+    return isinstance(exc, FilterError) and str(exc).startswith("no bot ")
+
+
+def explain(exc: Exception, where: str | None = None) -> str:
+    """The message for an expected error; a "not found" one says which database was searched
+    (and, when no environment variable chose it, how it was chosen)."""
+    message = str(exc)
+    if where is not None and _not_found(exc):
+        by_env = os.environ.get("ARENA_DATABASE_URL") or os.environ.get("ARENA_HOME")
+        chosen = "" if by_env else f"; {how_chosen()}"
+        message += f" (looked in the database {where}{chosen})"
+    return message
+
+
 @contextmanager
-def database() -> Iterator[Database]:
-    """Open (and migrate) the database; expected errors become a clear message and exit 1."""
+def database(*, readonly: bool = False) -> Iterator[Database]:
+    """Open the database; expected errors become a clear message and exit 1.
+
+    ``readonly=True`` is for commands that only read: nothing is created, written or migrated
+    (see :class:`arena.store.db.Database`), so they also work on a read-only data directory.
+    Otherwise the database is created or upgraded, and a damaged SQLite file is refused."""
     try:
-        db = Database()
+        db = Database(readonly=readonly)
     except StoreError as exc:
         raise fail(str(exc)) from None
     try:
         yield db
     except EXPECTED_ERRORS as exc:
-        raise fail(str(exc)) from None
+        raise fail(explain(exc, db.where)) from None
     finally:
         db.close()
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Expected errors raised outside :func:`database` (e.g. a database opened mid-command)
+    become the same one-line message and exit 1."""
+    try:
+        yield
+    except StoreError as exc:
+        raise fail(explain(exc, describe(database_url()))) from None

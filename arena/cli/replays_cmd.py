@@ -16,7 +16,7 @@ from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.termui import make_console
 from arena.web.export import standalone_html
-from arena.web.queries import FilterError, MatchFilters, MatchRow, iter_match_ids, list_matches, parse_day
+from arena.web.queries import FilterError, MatchFilters, MatchRow, list_matches, parse_day
 from arena.web.replays import (
     DamagedReplayError,
     Verdict,
@@ -24,6 +24,7 @@ from arena.web.replays import (
     load_view,
     replay_text,
     verify_match,
+    verify_stored,
     verify_text,
 )
 
@@ -79,7 +80,7 @@ def list_(
         since=_day(since, "--since"),
         until=_day(until, "--until"),
     )
-    with database() as db:
+    with database(readonly=True) as db:
         result = list_matches(db, filters, page=page, per_page=per_page)
     console = make_console()
     if not result.items:
@@ -106,7 +107,7 @@ def list_(
 
 
 def _load(match_id: int) -> tuple[Replay, str]:
-    with database() as db:
+    with database(readonly=True) as db:
         text = replay_text(db, match_id)
     try:
         return replay(text), text
@@ -193,7 +194,7 @@ def export(
     """Export a replay: the game record, the viewer's JSON, or a self-contained HTML viewer."""
     if fmt not in FORMATS:
         raise typer.BadParameter(f"choose from {', '.join(FORMATS)}", param_hint="--format")
-    with database() as db:
+    with database(readonly=True) as db:
         if fmt == "jsonl":
             content = replay_text(db, match_id)
         else:
@@ -229,6 +230,7 @@ def verify(
 ) -> None:
     """Re-simulate replays through the engine and check stored hashes: OK, or exactly where it breaks.
 
+    A damaged database file does not stop --all: each match whose rows cannot be read is named.
     Exit status 1 when any replay fails.
     """
     targets = targets or []
@@ -257,12 +259,12 @@ def verify(
             continue
         report(verify_text(text, str(path)), True)
     if ids or all_:
-        with database() as db:
+        with database(readonly=True) as db:
             for mid in ids:
                 report(verify_match(db, mid), True)
-            if all_:
-                for mid in iter_match_ids(db, MatchFilters(tournament=tournament)):
-                    report(verify_match(db, mid), verbose)
+            if all_:  # damaged pages name the matches they hold and the run carries on
+                for v in verify_stored(db, MatchFilters(tournament=tournament)):
+                    report(v, verbose)
     bad = sum(1 for v in verdicts if not v.ok)
     summary = f"verified {len(verdicts)} replay{'s' if len(verdicts) != 1 else ''}: {len(verdicts) - bad} OK"
     summary += f", {bad} failed" if bad else ""

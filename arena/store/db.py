@@ -1,30 +1,52 @@
-"""Opening the database: URL, engine settings, automatic migrations, schema checks.
+"""Opening the database: URL, engine settings, automatic migrations, schema checks, damage.
 
 SQLite (the default, ``<ARENA_HOME>/arena.db``) runs in WAL mode and opens every write
 transaction with ``BEGIN IMMEDIATE`` so concurrent writers queue on the busy timeout instead of
 failing half-way.  PostgreSQL is used when ``ARENA_DATABASE_URL`` says so
-(``postgresql+psycopg://user@host/db``).  Opening a database creates or upgrades its schema with
-the bundled Alembic migrations; a database from a newer Pool Arena is refused untouched.
+(``postgresql+psycopg://user@host/db``).
+
+Two ways to open it (one class, :class:`Database`):
+
+* for writing (the default): the data directory is created if needed, a SQLite file is checked
+  with ``PRAGMA quick_check`` (a damaged file is refused before anything is written to it), and
+  the schema is created or upgraded with the bundled Alembic migrations; a database from a newer
+  Pool Arena is refused untouched;
+* for reading (``readonly=True``): nothing is ever created, written or migrated.  A missing
+  database is :class:`NoDatabaseError`; SQLite is opened with ``mode=ro`` (and ``immutable=1``
+  when its directory is read-only, so no ``-wal``/``-shm`` file is needed); an older schema is
+  :class:`SchemaTooOldError`.
+
+Whatever a command does later, SQLite reporting a damaged file becomes
+:class:`DatabaseDamagedError` and a read-only file or directory :class:`DatabaseReadOnlyError`
+(translated in one place, the engine's ``handle_error`` hook), each naming the file and what to do.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import QueuePool
 from sqlmodel import Session
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while migrating ("PoolArna")
+DEFAULT_HOME = "arena-data"
+SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN = 11, 26, 8, 14
+PG_DAMAGE_STATES = ("XX001", "XX002")  # data_corrupted, index_corrupted
+READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
 
 class StoreError(Exception):
@@ -35,51 +57,239 @@ class SchemaTooNewError(StoreError):
     """The database was written by a newer Pool Arena; nothing was changed."""
 
 
+class SchemaTooOldError(StoreError):
+    """A read-only open found an older schema, which only an open for writing can upgrade."""
+
+
 class DatabaseUnavailableError(StoreError):
     """The database cannot be opened or reached."""
 
 
+class DatabaseReadOnlyError(DatabaseUnavailableError):
+    """The database file or its directory cannot be written; read-only commands still work."""
+
+
+class NoDatabaseError(DatabaseUnavailableError):
+    """A read-only open found no database where it looked (and created none)."""
+
+
+class DatabaseDamagedError(StoreError):
+    """The database reports damaged pages; ``where`` names it and ``detail`` is what was seen."""
+
+    def __init__(self, where: str, detail: str, *, sqlite: bool = True) -> None:
+        self.where = where
+        self.detail = detail
+        if sqlite:
+            advice = (
+                f"Run 'arena db check' to see what is damaged, and restore a backup made with "
+                f"'arena db backup FILE': stop every arena command using it, copy the backup over "
+                f"{where} and delete {where}-wal and {where}-shm."
+            )
+        else:
+            advice = "Run 'arena db check' to see which replays are damaged, and restore your pg_dump backup."
+        super().__init__(f"the database {where} is damaged ({detail}). {advice}")
+
+
 def arena_home() -> Path:
-    """The data directory: ``$ARENA_HOME`` or ``./arena-data``."""
-    return Path(os.environ.get("ARENA_HOME", "arena-data"))
+    """The data directory: ``$ARENA_HOME`` or ``./arena-data`` (in the current folder).
+
+    Nothing is created here: openers for writing create it when they need it."""
+    return Path(os.environ.get("ARENA_HOME") or DEFAULT_HOME)
 
 
 def database_url() -> str:
-    """``$ARENA_DATABASE_URL``, else SQLite at ``<ARENA_HOME>/arena.db``."""
-    url = os.environ.get("ARENA_DATABASE_URL")
-    if url:
-        return url
-    home = arena_home()
-    home.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{home / 'arena.db'}"
+    """``$ARENA_DATABASE_URL``, else SQLite at ``<ARENA_HOME>/arena.db`` (nothing is created)."""
+    return os.environ.get("ARENA_DATABASE_URL") or f"sqlite:///{arena_home() / 'arena.db'}"
 
 
-def _sqlite_engine(url: str) -> Engine:
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+def how_chosen() -> str:
+    """How the current database was chosen, for messages (the environment variables involved)."""
+    if os.environ.get("ARENA_DATABASE_URL"):
+        return "ARENA_DATABASE_URL chose it"
+    if os.environ.get("ARENA_HOME"):
+        return f"ARENA_HOME={os.environ['ARENA_HOME']} chose it (ARENA_DATABASE_URL is not set)"
+    return (
+        f"neither ARENA_HOME nor ARENA_DATABASE_URL is set, so it is ./{DEFAULT_HOME}/arena.db "
+        f"in the current folder"
+    )
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The absolute file of a SQLite URL; None for another database or an in-memory one."""
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    return Path(u.database).absolute()
+
+
+def describe(url: str) -> str:
+    """How messages name a database: a SQLite file's absolute path, else the URL without password."""
+    path = sqlite_path(url)
+    return str(path) if path is not None else make_url(url).render_as_string(hide_password=True)
+
+
+def _why_not_writable(path: Path) -> str:
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "a read-only file system"
+    except OSError:
+        pass
+    return f"no write permission for this user (uid {os.geteuid()})"
+
+
+def _read_only_message(path: Path, what: Path) -> str:
+    kind = "data directory" if what.is_dir() else "database file"
+    return (
+        f"the {kind} {what} is read-only ({_why_not_writable(what)}), so the database {path} cannot "
+        f"be written (SQLite also writes {path.name}-wal and {path.name}-shm beside it). Make it "
+        f"writable, or copy the data directory somewhere writable and point ARENA_HOME there; "
+        f"commands that only read ({READ_COMMANDS}) work on it as it is."
+    )
+
+
+def _read_only_cause(path: Path) -> str | None:
+    """Why SQLite cannot write ``path`` (a read-only directory or file), or None when it could."""
+    folder = path.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return _read_only_message(path, folder)
+    if path.exists() and not os.access(path, os.W_OK):
+        return _read_only_message(path, path)
+    return None
+
+
+def _prepare_for_writing(path: Path) -> None:
+    """Create the database's directory; :class:`DatabaseReadOnlyError` when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocked = next((p for p in path.parent.parents if p.is_dir()), Path("/"))
+        raise DatabaseReadOnlyError(
+            f"cannot create the data directory {path.parent} for the database {path}: "
+            f"{exc.strerror} ({blocked} is {_why_not_writable(blocked)}). Point ARENA_HOME at a "
+            f"writable folder, or ARENA_DATABASE_URL at a database."
+        ) from None
+    cause = _read_only_cause(path)
+    if cause is not None:
+        raise DatabaseReadOnlyError(cause)
+
+
+def readonly_uri(path: Path) -> str:
+    """A ``file:`` URI opening ``path`` read-only: ``mode=ro``, or ``immutable=1`` when the
+    directory is read-only and SQLite could not create the ``-wal``/``-shm`` files it reads with."""
+    if not path.is_file():
+        raise NoDatabaseError(
+            f"there is no database at {path} ({how_chosen()}); this command only reads, so it did "
+            f"not create one. Set ARENA_HOME to your data directory (or ARENA_DATABASE_URL to a "
+            f"database URL); a command that writes (e.g. 'arena bots add') creates it."
+        )
+    uri = f"file:{quote(str(path))}?mode=ro"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if os.access(path.parent, os.W_OK) or (wal.exists() and shm.exists()):
+        return uri
+    if wal.exists() and wal.stat().st_size > 0:
+        raise DatabaseReadOnlyError(
+            f"the database {path} has recent changes in {wal.name} that SQLite can only read with "
+            f"{shm.name}, which it cannot create in the read-only directory {path.parent}. Open it "
+            f"once with write access (e.g. 'arena db upgrade') to fold them in, or copy the folder "
+            f"somewhere writable."
+        )
+    return uri + "&immutable=1"
+
+
+def classify(exc: BaseException) -> str | None:
+    """``"damaged"``, ``"read-only"``, ``"cannot-open"`` for the driver errors that mean so; else None."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        text = str(exc)
+        if primary in (SQLITE_CORRUPT, SQLITE_NOTADB) or "malformed" in text or "not a database" in text:
+            return "damaged"
+        if primary == SQLITE_READONLY:
+            return "read-only"
+        if primary == SQLITE_CANTOPEN:
+            return "cannot-open"
+        return None
+    if getattr(exc, "sqlstate", None) in PG_DAMAGE_STATES:
+        return "damaged"
+    return None
+
+
+def translate(exc: BaseException, url: str) -> StoreError | None:
+    """The store error a driver error means (damage, read-only), or None to let it through."""
+    kind = classify(exc)
+    if kind is None:
+        return None
+    where = describe(url)
+    path = sqlite_path(url)
+    if kind == "damaged":
+        return DatabaseDamagedError(where, str(exc).strip().splitlines()[0], sqlite=path is not None)
+    cause = _read_only_cause(path) if path is not None else None
+    if cause is not None:
+        return DatabaseReadOnlyError(cause)
+    if kind == "read-only":
+        return DatabaseReadOnlyError(
+            f"the database {where} was opened read-only, yet this command tried to write to it "
+            f"({exc}); use a command that writes, with write access"
+        )
+    return None
+
+
+def _on_error(url: str) -> Any:
+    def handle(ctx: ExceptionContext) -> None:
+        error = translate(ctx.original_exception, url)
+        if error is not None:
+            raise error
+
+    return handle
+
+
+def _sqlite_engine(url: str, readonly: bool) -> Engine:
+    path = sqlite_path(url)
+    if readonly and path is not None:
+        uri = readonly_uri(path)
+        engine = create_engine(
+            "sqlite://",
+            creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=60),
+            poolclass=QueuePool,
+        )
+    else:
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        if readonly:
+            cur.execute("PRAGMA query_only=ON")
+        else:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=60000")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
 
     return engine
 
 
-def make_engine(url: str | None = None) -> Engine:
-    """An engine for ``url`` (default :func:`database_url`) with the settings above."""
+def make_engine(url: str | None = None, *, readonly: bool = False) -> Engine:
+    """An engine for ``url`` (default :func:`database_url`) with the settings above; driver errors
+    meaning damage or a read-only file come out as :class:`DatabaseDamagedError` /
+    :class:`DatabaseReadOnlyError`."""
     url = url or database_url()
     if url.startswith("sqlite"):
-        return _sqlite_engine(url)
-    return create_engine(url, pool_pre_ping=True)
+        engine = _sqlite_engine(url, readonly)
+    elif readonly:
+        engine = create_engine(
+            url, pool_pre_ping=True, connect_args={"options": "-c default_transaction_read_only=on"}
+        )
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    event.listen(engine, "handle_error", _on_error(url))
+    return engine
 
 
 def _alembic_config(connection: Any) -> Config:
@@ -89,27 +299,36 @@ def _alembic_config(connection: Any) -> Config:
     return cfg
 
 
+def _revisions() -> tuple[str, set[str]]:
+    script = ScriptDirectory.from_config(_alembic_config(None))
+    head = script.get_current_head()
+    assert head is not None
+    return head, {rev.revision for rev in script.walk_revisions()}
+
+
+def _too_new(where: str, current: str, head: str) -> SchemaTooNewError:
+    return SchemaTooNewError(
+        f"the database {where} has schema revision "
+        f"{current!r}, newer than this Pool Arena knows (up to {head!r}); upgrade Pool Arena "
+        f"or point ARENA_DATABASE_URL / ARENA_HOME elsewhere. Nothing was changed."
+    )
+
+
 def migrate(engine: Engine) -> str:
     """Create or upgrade the schema to the newest revision; return it.
 
     Raises :class:`SchemaTooNewError` (touching nothing) when the database's revision is not one
     this version knows.
     """
-    script = ScriptDirectory.from_config(_alembic_config(None))
-    head = script.get_current_head()
-    assert head is not None
-    known = {rev.revision for rev in script.walk_revisions()}
+    head, known = _revisions()
+    where = describe(engine.url.render_as_string(hide_password=False))
     try:
         with engine.begin() as conn:
             if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE)
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             current = MigrationContext.configure(conn).get_current_revision()
             if current is not None and current not in known:
-                raise SchemaTooNewError(
-                    f"the database {engine.url.render_as_string(hide_password=True)} has schema revision "
-                    f"{current!r}, newer than this Pool Arena knows (up to {head!r}); upgrade Pool Arena "
-                    f"or point ARENA_DATABASE_URL / ARENA_HOME elsewhere. Nothing was changed."
-                )
+                raise _too_new(where, current, head)
             if current != head:
                 command.upgrade(_alembic_config(conn), "head")
     except OperationalError as exc:
@@ -117,13 +336,76 @@ def migrate(engine: Engine) -> str:
     return head
 
 
-class Database:
-    """An open, migrated database."""
+def current_revision(engine: Engine, where: str) -> str:
+    """The schema revision of a database opened read-only, which must be this version's newest.
 
-    def __init__(self, url: str | None = None) -> None:
+    :class:`NoDatabaseError` for a database without a Pool Arena schema, :class:`SchemaTooNewError`
+    / :class:`SchemaTooOldError` for another revision.  Nothing is written."""
+    head, known = _revisions()
+    try:
+        with engine.connect() as conn:
+            current = MigrationContext.configure(conn).get_current_revision()
+    except OperationalError as exc:
+        raise DatabaseUnavailableError(f"cannot open the database {where}: {exc.orig}") from None
+    if current is None:
+        raise NoDatabaseError(
+            f"the database {where} has no Pool Arena schema (it is empty) and this command only "
+            f"reads; {how_chosen()}. A command that writes (e.g. 'arena db upgrade') creates it."
+        )
+    if current not in known:
+        raise _too_new(where, current, head)
+    if current != head:
+        raise SchemaTooOldError(
+            f"the database {where} has schema revision {current!r}, older than this Pool Arena's "
+            f"{head!r}, and this command only reads, so it did not upgrade it. Run 'arena db upgrade' "
+            f"with write access to the database (it keeps every row), then try again."
+        )
+    return current
+
+
+def quick_check(engine: Engine, where: str, limit: int = 5) -> None:
+    """``PRAGMA quick_check`` of a SQLite database: :class:`DatabaseDamagedError` unless ``ok``."""
+    with engine.connect() as conn:
+        rows = [str(r[0]) for r in conn.exec_driver_sql(f"PRAGMA quick_check({limit})")]
+    if rows != ["ok"]:
+        raise DatabaseDamagedError(where, "quick_check: " + summarize_problems(rows, limit))
+
+
+def summarize_problems(rows: list[str], limit: int = 3) -> str:
+    """The problems of ``PRAGMA integrity_check`` / ``quick_check`` on one line (at most ``limit``)."""
+    lines = [line.strip() for row in rows for line in row.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("***")]
+    more = f" (and {len(lines) - limit} more)" if len(lines) > limit else ""
+    return "; ".join(lines[:limit]) + more
+
+
+class Database:
+    """An open database: for writing (checked, created and migrated) or, with ``readonly=True``,
+    for reading only (never created, written or migrated; see the module's documentation)."""
+
+    def __init__(self, url: str | None = None, *, readonly: bool = False) -> None:
         self.url = url or database_url()
-        self.engine = make_engine(self.url)
-        self.revision = migrate(self.engine)
+        self.readonly = readonly
+        self.where = describe(self.url)
+        path = sqlite_path(self.url)
+        if path is not None and not readonly:
+            _prepare_for_writing(path)
+        self.engine = make_engine(self.url, readonly=readonly)
+        try:
+            if readonly:
+                self.revision = current_revision(self.engine, self.where)
+            else:
+                if path is not None:
+                    quick_check(self.engine, self.where)  # never write into a damaged file
+                self.revision = migrate(self.engine)
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    @property
+    def is_sqlite(self) -> bool:
+        """Whether this is a SQLite database (a file)."""
+        return self.engine.dialect.name == "sqlite"
 
     @contextmanager
     def session(self) -> Iterator[Session]:

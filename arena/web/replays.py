@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sqlmodel import col, select
+
 from arena.engine import Replay, ReplayError, replay
-from arena.store.db import Database
+from arena.store.db import Database, DatabaseDamagedError
+from arena.store.models import Replay as ReplayRow
 from arena.store.tournaments import CorruptReplayError, UnknownMatchError
 
-from .queries import MatchRow, ReplayDamage, get_match, stored_replay, unpack
+from .queries import MatchFilters, MatchRow, ReplayDamage, get_match, iter_match_ids, stored_replay, unpack
 from .viewdata import build_view
 
 
@@ -109,12 +113,76 @@ def verify_text(text: str, label: str) -> Verdict:
 
 def verify_match(db: Database, match_id: int) -> Verdict:
     """Check a stored replay: its bytes against the stored sha256, then every event through the
-    engine, then the result line against the match's seats in the database."""
+    engine, then the result line against the match's seats in the database.  Damaged database
+    pages under the match's rows make a FAIL verdict naming the match, not an exception."""
+    try:
+        return _verify_match(db, match_id)
+    except DatabaseDamagedError as exc:
+        return Verdict(
+            f"match {match_id}", False, reason=f"its rows in the database are damaged ({exc.detail})"
+        )
+
+
+def _replay_ids(db: Database, after: int, chunk: int = 500) -> Iterator[int]:
+    """The match ids of the ``replay`` table above ``after``, ascending (keyset paging)."""
+    while True:
+        with db.session() as session:
+            ids = list(
+                session.exec(
+                    select(ReplayRow.match_id)
+                    .where(col(ReplayRow.match_id) > after)
+                    .order_by(col(ReplayRow.match_id))
+                    .limit(chunk)
+                ).all()
+            )
+        yield from ids
+        if len(ids) < chunk:
+            return
+        after = ids[-1]
+
+
+def verify_stored(db: Database, filters: MatchFilters) -> Iterator[Verdict]:
+    """:func:`verify_match` for every match ``filters`` select, oldest first, carrying on over
+    damage: a match whose rows cannot be read is a FAIL naming it; when the list of matches
+    itself cannot be read further, the ids are taken from the replays table instead (without
+    filters), and when that fails too, a last FAIL says after which match listing stopped."""
+    last = 0
+    ids = iter_match_ids(db, filters)
+    while True:
+        try:
+            mid = next(ids)
+        except StopIteration:
+            return
+        except DatabaseDamagedError as exc:
+            damage = exc
+            break
+        last = mid
+        yield verify_match(db, mid)
+    if filters == MatchFilters():
+        replay_ids = _replay_ids(db, last)
+        while True:
+            try:
+                mid = next(replay_ids)
+            except StopIteration:
+                return
+            except DatabaseDamagedError as exc:
+                damage = exc
+                break
+            last = mid
+            yield verify_match(db, mid)
+    yield Verdict(
+        "match list",
+        False,
+        reason=f"the matches after match {last} cannot be listed: the database is damaged ({damage.detail})",
+    )
+
+
+def _verify_match(db: Database, match_id: int) -> Verdict:
     label = f"match {match_id}"
     stored = stored_replay(db, match_id)
     if stored is None:
         m = get_match(db, match_id)
-        why = "no such match" if m is None else f"no replay stored (status {m.status})"
+        why = f"no such match in {db.where}" if m is None else f"no replay stored (status {m.status})"
         return Verdict(label, False, reason=why)
     try:
         text = unpack(stored)

@@ -1,0 +1,144 @@
+"""A SQLite database file's health: SQLite's own page checks, and online backups.
+
+Both work on the file directly with the standard ``sqlite3`` module, opened read-only (see
+:func:`arena.store.db.readonly_uri`), so they run on a damaged file that :class:`Database` would
+refuse and in a read-only data directory.  (Verifying the stored replays is
+:func:`arena.web.replays.verify_stored`, for every backend.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .db import DatabaseDamagedError, StoreError, classify, readonly_uri, summarize_problems
+
+TREE = re.compile(r"\bTree (\d+)\b")
+
+
+class BackupError(StoreError):
+    """A backup that could not be written (the destination exists, is not writable, ...)."""
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    """What ``PRAGMA integrity_check`` (or ``quick_check``) said: ``problems`` is empty when ok."""
+
+    pragma: str
+    problems: list[str]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether SQLite found nothing wrong."""
+        return not self.problems
+
+
+def _tree_names(conn: sqlite3.Connection) -> dict[int, str]:
+    """Root page -> ``table NAME`` / ``index NAME`` (empty when the schema cannot be read)."""
+    try:
+        rows = conn.execute("SELECT type, name, rootpage FROM sqlite_master WHERE rootpage > 0").fetchall()
+    except sqlite3.DatabaseError:
+        return {}
+    return {int(root): f"{kind} {name}" for kind, name, root in rows}
+
+
+def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> IntegrityReport:
+    """Run SQLite's page checks on ``path`` (read-only): every page, index and constraint with
+    ``integrity_check``; pages and b-trees only (faster) with ``quick``.  A b-tree named by its
+    root page ("Tree 27") gets its table's or index's name.  A file SQLite cannot read at all
+    is one problem saying so."""
+    pragma = "quick_check" if quick else "integrity_check"
+    started = time.perf_counter()
+    conn = sqlite3.connect(readonly_uri(path), uri=True, timeout=60)
+    try:
+        try:
+            rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({limit})")]
+        except sqlite3.DatabaseError as exc:
+            if classify(exc) != "damaged":
+                raise
+            rows = [f"the file cannot be read as a database at all: {exc}"]
+        names = _tree_names(conn) if rows != ["ok"] else {}
+    finally:
+        conn.close()
+    lines = [line.strip() for row in rows for line in row.splitlines()]
+    problems = [line for line in lines if line and line != "ok" and not line.startswith("***")]
+
+    def named(line: str) -> str:
+        return TREE.sub(lambda m: f"{m.group(0)} ({names.get(int(m.group(1)), 'unknown')})", line)
+
+    return IntegrityReport(pragma, [named(p) for p in problems], time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class BackupResult:
+    """A finished backup: where, how big, how long, and what it holds."""
+
+    dest: Path
+    bytes: int
+    seconds: float
+    matches: int | None
+    replays: int | None
+
+
+def _count(conn: sqlite3.Connection, table: str) -> int | None:
+    try:
+        return int(conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+    except sqlite3.DatabaseError:
+        return None
+
+
+def backup(path: Path, dest: Path, *, force: bool = False) -> BackupResult:
+    """Copy the SQLite database ``path`` to ``dest`` online, with SQLite's backup API.
+
+    The copy is one read transaction (a consistent snapshot even while a tournament writes: in WAL
+    mode writers go on meanwhile), written to a temporary file beside ``dest``, switched to a
+    self-contained rollback journal, checked with ``quick_check`` and only then renamed to
+    ``dest``.  :class:`BackupError` when ``dest`` exists (unless ``force``) or cannot be written;
+    :class:`DatabaseDamagedError` (and no ``dest``) when the database is damaged."""
+    dest = dest.absolute()
+    if dest == path or (dest.exists() and path.exists() and dest.samefile(path)):
+        raise BackupError(f"{dest} is the database itself; give another FILE")
+    if dest.is_dir():
+        raise BackupError(f"{dest} is a directory; give a FILE name, e.g. {dest / 'arena-backup.db'}")
+    if dest.exists() and not force:
+        raise BackupError(f"{dest} exists; give another FILE or add --force to replace it")
+    if not dest.parent.is_dir():
+        raise BackupError(f"cannot write {dest}: the folder {dest.parent} does not exist")
+    partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    started = time.perf_counter()
+    src = sqlite3.connect(readonly_uri(path), uri=True, timeout=60)
+    try:
+        try:
+            dst = sqlite3.connect(partial)
+        except sqlite3.Error as exc:
+            raise BackupError(f"cannot write {dest}: {exc}") from None
+        try:
+            src.backup(dst)  # every page in one step: one snapshot of the source
+            dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+            rows = [str(r[0]) for r in dst.execute("PRAGMA quick_check(5)")]
+            if rows != ["ok"]:
+                raise DatabaseDamagedError(
+                    str(path),
+                    "its copy fails quick_check: " + summarize_problems(rows) + "; no backup written",
+                )
+            matches, replays = _count(dst, "match"), _count(dst, "replay")
+        except sqlite3.Error as exc:
+            if classify(exc) == "damaged":
+                raise DatabaseDamagedError(str(path), f"{exc}; no backup written") from None
+            raise BackupError(f"cannot back up {path} to {dest}: {exc}") from None
+        finally:
+            dst.close()
+        with partial.open("rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(partial, dest)
+    finally:
+        src.close()
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+    return BackupResult(dest, dest.stat().st_size, time.perf_counter() - started, matches, replays)

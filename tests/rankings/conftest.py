@@ -78,8 +78,7 @@ def store_games(db: Database, games: Sequence[Game], *, name: str = "synthetic")
         ids = [versions[b] for b in g.bots]
         mid = add_match(db, tid, 1000 + k, g.group or f"g{k}", [int(v) for v in ids if v is not None])
         seats = tuple(
-            SeatOutcome(s, b, g.scores[s], places[s], ends[s], "", 0.0, 0.0, 0)
-            for s, b in enumerate(g.bots)
+            SeatOutcome(s, b, g.scores[s], places[s], ends[s], "", 0.0, 0.0, 0) for s, b in enumerate(g.bots)
         )
         termination = "forfeit" if forfeited else "normal"
         record_result(db, mid, MatchResult(f"m{mid}", 1000 + k, len(g.bots), termination, seats, "{}\n"))

@@ -59,7 +59,8 @@ def cli(home: Path, db: Database, *args: str, code: int = 0) -> str:
 
 def zero_width(text: str) -> list[str]:
     """Every printed interval whose two ends are the same number."""
-    return [m.group(0) for m in re.finditer(r"(-?\d+(?:\.\d+)?) \.\. (-?\d+(?:\.\d+)?)", text) if m[1] == m[2]]
+    pattern = r"(-?\d+(?:\.\d+)?) \.\. (-?\d+(?:\.\d+)?)"
+    return [m.group(0) for m in re.finditer(pattern, text) if m[1] == m[2]]
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

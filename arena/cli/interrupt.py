@@ -8,6 +8,7 @@ interpreter's clean-up ends the process at once instead of printing a traceback.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -53,10 +54,31 @@ def _exit_with_message(_signum: int, _frame: FrameType | None) -> None:
 
 
 def exit_interrupted() -> NoReturn:
-    """Print the one line and exit 130 (clean-up still runs; another Ctrl-C skips it)."""
+    """Print the one line and end with status 130.
+
+    The command's own clean-up has run by now (the interrupt unwound through it).  The atexit
+    hooks run next (a further Ctrl-C skips them); the rest of the interpreter's shutdown is skipped:
+    it would only wait for stray threads and collect objects that a second Ctrl-C left half-closed,
+    whose finalizers print "Exception ignored" tracebacks.
+    """
     signal.signal(signal.SIGINT, _exit_now)
     _write_message()
-    raise SystemExit(EXIT_INTERRUPTED)
+    atexit._run_exitfuncs()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _ignore_sigint() -> None:
+    """Last atexit step: the interpreter is about to restore SIGINT's default action (die by the
+    signal, no message); a Ctrl-C in those final moments is ignored instead."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def install() -> None:
+    """Call first thing in the entry point: arranges for the interpreter's last moments."""
+    atexit.register(_ignore_sigint)  # registered first, so it runs after every other atexit hook
 
 
 def guard_shutdown() -> None:

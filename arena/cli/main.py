@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .interrupt import Interrupted, exit_interrupted, from_interrupt, guard_shutdown
+from .interrupt import Interrupted, exit_interrupted, from_interrupt, guard_shutdown, install
 
 if TYPE_CHECKING:
     import typer
@@ -37,6 +37,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("leaderboard", "arena.cli.leaderboard_cmd:app",
      "Ratings with intervals; standing leaderboards in leaderboards/."),
     ("replays", "arena.cli.replays_cmd:app", "List, show, export and verify the replays of stored matches."),
+    ("db", "arena.cli.db_cmd:app", "Check the database for damage, back it up online, upgrade its schema."),
 )
 
 _app: typer.Typer | None = None
@@ -74,6 +75,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130."""
+    install()
     try:
         build_app()(prog_name="arena")
     except (KeyboardInterrupt, Interrupted):

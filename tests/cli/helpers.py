@@ -1,0 +1,61 @@
+"""Running the real ``arena`` command in a subprocess, with its own data directory."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARENA = Path(sys.executable).with_name("arena")
+
+
+@dataclass
+class Run:
+    """What a finished ``arena`` process left: exit status and both streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def arena_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment for an ``arena`` run whose data lives in ``home``."""
+    env = dict(os.environ, ARENA_HOME=str(home), COLUMNS="120", **extra)
+    env.pop("ARENA_DATABASE_URL", None)
+    return env
+
+
+def run_arena(args: Sequence[str], home: Path, *, timeout: float = 120, **extra: str) -> Run:
+    """Run ``arena ARGS`` to the end in ``home`` (also its working directory)."""
+    proc = subprocess.run(
+        [str(ARENA), *args], cwd=home, env=arena_env(home, **extra), capture_output=True, text=True,
+        timeout=timeout,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def interrupt_arena(args: Sequence[str], home: Path, delays: Sequence[float], *, timeout: float = 60) -> Run:
+    """Start ``arena ARGS`` in its own process group and send SIGINT to the whole group after each
+    of ``delays`` seconds (counted from the start), as a terminal's Ctrl-C does; wait for the end."""
+    proc = subprocess.Popen(
+        [str(ARENA), *args], cwd=home, env=arena_env(home), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    start = time.monotonic()
+    try:
+        for delay in delays:
+            time.sleep(max(0.0, start + delay - time.monotonic()))
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return Run(proc.returncode, out, err)

@@ -1,0 +1,60 @@
+"""Ctrl-C at any moment prints one line and exits 130 (real ``arena`` processes, real SIGINT).
+
+The signal goes to the whole process group, as a terminal's Ctrl-C does, at several moments: while
+the interpreter is still importing the command's modules, while bots are starting, in the middle of
+a match, and twice in a row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.cli.interrupt import EXIT_INTERRUPTED, MESSAGE
+
+from .helpers import Run, interrupt_arena
+
+SLEEPY_BOT = '''
+import time
+from arena.sdk import Bot, run
+
+class Sleepy(Bot):
+    name = "sleepy"
+    def choose(self, state, legal):
+        time.sleep(0.1)
+        return legal[0]
+
+if __name__ == "__main__":
+    run(Sleepy())
+'''
+
+
+def assert_one_line(run: Run) -> None:
+    """Exit 130, the message once as the last line, and no traceback."""
+    assert run.returncode == EXIT_INTERRUPTED, run.stderr
+    assert "Traceback" not in run.stderr and "KeyboardInterrupt" not in run.stderr, run.stderr
+    assert "Aborted" not in run.stderr, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines and lines[-1] == MESSAGE, run.stderr
+    assert run.stderr.count(MESSAGE) == 1, run.stderr
+
+
+@pytest.fixture
+def long_match(home: Path) -> list[str]:
+    """``arena match`` between a bot that takes 0.1 s a move and ``random``: about half a minute."""
+    bot = home / "sleepy_bot.py"
+    bot.write_text(SLEEPY_BOT)
+    return ["match", str(bot), "random", "--seed", "5", "--no-sandbox"]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.4, 1.0, 3.0], ids=["importing", "importing-later", "starting", "playing"])
+def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
+    home: Path, long_match: list[str], delay: float
+) -> None:
+    assert_one_line(interrupt_arena(long_match, home, [delay]))
+
+
+def test_a_second_ctrl_c_during_clean_up_stays_quiet(home: Path, long_match: list[str]) -> None:
+    assert_one_line(interrupt_arena(long_match, home, [2.5, 2.52, 2.6]))
+

@@ -48,7 +48,9 @@ def long_match(home: Path) -> list[str]:
     return ["match", str(bot), "random", "--seed", "5", "--no-sandbox"]
 
 
-@pytest.mark.parametrize("delay", [0.1, 0.4, 1.0, 3.0], ids=["importing", "importing-later", "starting", "playing"])
+@pytest.mark.parametrize(
+    "delay", [0.1, 0.4, 1.0, 3.0], ids=["importing", "importing-later", "starting", "playing"]
+)
 def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
     home: Path, long_match: list[str], delay: float
 ) -> None:

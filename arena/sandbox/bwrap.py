@@ -6,8 +6,11 @@ uid/gid 65534 inside, on a read-only view of the system (``/usr``, the libraries
 installation and the ``arena`` package), its own directory read-only, a private writable
 ``/tmp`` (its HOME) and nothing else: not the database, not the other bots, not the host's home
 directories.  It reaches the referee through the referee's Unix socket directory, bind-mounted read-only
-at ``/run/arena``.  Its environment is cleared to a few known variables.  Resource limits come from
-``prlimit`` (rlimits) and, where possible, a cgroup (see :mod:`arena.sandbox.cgroups`).
+at ``/run/arena``.  Its environment is a few known variables and the bot's own (address, token,
+name), handed to bubblewrap as its environment, never as ``--setenv`` arguments: a command line is
+readable by every process on the host (``/proc/PID/cmdline``), an environment only by the same
+uid.  Resource limits come from ``prlimit`` (rlimits) and, where possible, a cgroup (see
+:mod:`arena.sandbox.cgroups`).
 """
 
 from __future__ import annotations
@@ -95,8 +98,10 @@ def wrap(
     socket_dir: Path,
     limits: SandboxLimits,
     env: Mapping[str, str],
-) -> list[str]:
-    """The argv that runs ``command`` inside the sandbox (bwrap, then prlimit, then the bot)."""
+) -> tuple[list[str], dict[str, str]]:
+    """The argv that runs ``command`` inside the sandbox (bwrap, then prlimit, then the bot), and
+    the complete environment to start it with: the bot gets exactly that environment (bwrap
+    passes its own on), so secrets such as the token never appear on a command line."""
     exe = shutil.which("bwrap") or "bwrap"
     args = [
         exe,
@@ -139,7 +144,6 @@ def wrap(
         str(bot_dir),
         "--chdir",
         str(bot_dir),
-        "--clearenv",
     ]
     base_env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
@@ -148,8 +152,6 @@ def wrap(
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
-    for key, value in {**base_env, **env}.items():
-        args += ["--setenv", key, value]
     prlimit = [
         shutil.which("prlimit") or "/usr/bin/prlimit",
         f"--cpu={limits.cpu_seconds}",
@@ -159,4 +161,4 @@ def wrap(
         "--core=0",
         "--",
     ]
-    return [*args, "--", *prlimit, *command]
+    return [*args, "--", *prlimit, *command], {**base_env, **env}

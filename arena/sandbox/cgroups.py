@@ -36,8 +36,9 @@ def _own_paths() -> dict[str, str]:
 
 def _sweep(parent: Path) -> None:
     """Remove the bot cgroups in ``parent`` left behind by an arena process that died without
-    removing them (a worker killed mid-match): empty ones whose maker is gone.  A live maker's
-    cgroups are never touched, and a cgroup with processes in it cannot be removed."""
+    removing them (a worker killed mid-match), killing what is still in them first (a bot's
+    escaped descendant whose arena process and guard were both SIGKILLed).  A live maker's
+    cgroups are never touched; processes of another PID namespace are not even visible here."""
     with contextlib.suppress(OSError):
         for d in parent.glob(f"{PREFIX}*-*"):
             owner = d.name[len(PREFIX) :].split("-", 1)[0]
@@ -45,8 +46,7 @@ def _sweep(parent: Path) -> None:
                 continue
             if _alive(int(owner)):
                 continue
-            with contextlib.suppress(OSError):
-                d.rmdir()
+            BotCgroup({"": d}, v2=False).remove(attempts=10)
 
 
 def _alive(pid: int) -> bool:
@@ -76,8 +76,10 @@ class BotCgroup:
         return [str(d / "cgroup.procs") for d in self.dirs.values()]
 
     @classmethod
-    def create(cls, memory_mb: int, processes: int) -> BotCgroup | None:
-        """Create the cgroups with the limits, or None when that is not possible here."""
+    def create(cls, memory_mb: int | None, processes: int | None) -> BotCgroup | None:
+        """Create the cgroups with the limits (None: no such limit, e.g. for an unsandboxed bot,
+        whose cgroup serves to find and kill its whole tree), or None when that is not possible
+        here."""
         name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         own = _own_paths()
         v1 = [c for c in ("pids", "memory", "cpuacct") if (ROOT / c).is_dir() and c in own]
@@ -89,9 +91,9 @@ class BotCgroup:
                     d = ROOT / c / own[c].lstrip("/") / name
                     d.mkdir()
                     dirs[c] = d
-                if "pids" in dirs:
+                if "pids" in dirs and processes is not None:
                     (dirs["pids"] / "pids.max").write_text(str(processes))
-                if "memory" in dirs:
+                if "memory" in dirs and memory_mb is not None:
                     (dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
                 return cls(dirs, v2=False)
             if (ROOT / "cgroup.controllers").exists() and "" in own:
@@ -99,10 +101,12 @@ class BotCgroup:
                 d = ROOT / own[""].lstrip("/") / name
                 d.mkdir()
                 dirs[""] = d
-                with contextlib.suppress(OSError):
-                    (d / "pids.max").write_text(str(processes))
-                with contextlib.suppress(OSError):
-                    (d / "memory.max").write_text(str(memory_mb * 1024 * 1024))
+                if processes is not None:
+                    with contextlib.suppress(OSError):
+                        (d / "pids.max").write_text(str(processes))
+                if memory_mb is not None:
+                    with contextlib.suppress(OSError):
+                        (d / "memory.max").write_text(str(memory_mb * 1024 * 1024))
                 return cls(dirs, v2=True)
         except OSError:
             cls(dirs, v2=False).remove()
@@ -142,11 +146,12 @@ class BotCgroup:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
 
-    def remove(self) -> None:
-        """Kill what is left and delete the cgroups."""
+    def remove(self, attempts: int = 50) -> None:
+        """Kill what is left and delete the cgroups (trying ``attempts`` times, 20 ms apart, while
+        the killed processes exit)."""
         self.kill_all()
         for d in self.dirs.values():
-            for _ in range(50):
+            for _ in range(attempts):
                 try:
                     d.rmdir()
                     break

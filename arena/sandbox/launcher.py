@@ -2,10 +2,18 @@
 
 The interpreter comes from the file's shebang, else from its extension (``.py`` runs under the
 arena's own Python, ``.js``/``.mjs`` under ``node``, ``.sh`` under ``bash``), else the file must be
-executable.  The bot gets the referee address and its token both as flags
-(``--address=ADDR --token=TOKEN``) and as environment variables (``ARENA_ADDRESS``,
-``ARENA_TOKEN``).  It runs in its own process group; its stdout and stderr are captured to
-bounded log files (and the last few KiB kept in memory as evidence).
+executable.  The bot gets the referee address as a flag (``--address=ADDR``) and in the
+environment (``ARENA_ADDRESS``); its token only in the environment (``ARENA_TOKEN``), never on a
+command line, where every process on the host could read it (``/proc/PID/cmdline``).  It runs in
+its own process group; its stdout and stderr are captured to bounded log files (and the last few
+KiB kept in memory as evidence).
+
+Nothing of a bot outlives it.  Sandboxed, bubblewrap's PID namespace and ``--die-with-parent``
+see to that.  Unsandboxed, the bot runs below a guard (:mod:`arena.sandbox.guard`): a tiny parent
+that is the bot's child subreaper (so even a double-forked ``setsid()`` grandchild stays below
+it), kills the bot's whole tree when the bot ends or the arena dies, and joins the bot's cgroup
+where cgroups can be created (then :meth:`BotProcess.stop` also empties the cgroup).
+:func:`kill_all_bots` kills every bot a process has launched, at once, from any thread.
 """
 
 from __future__ import annotations
@@ -14,8 +22,11 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,12 +34,18 @@ from typing import IO
 
 from arena.referee.faults import Reason
 
+from . import guard
 from .bwrap import SOCKET_DIR, require_bwrap, wrap
 from .cgroups import BotCgroup
 from .limits import SandboxLimits
 
 INTERPRETERS = {".py": [sys.executable], ".js": ["node"], ".mjs": ["node"], ".cjs": ["node"], ".sh": ["bash"]}
 TAIL_BYTES = 4096
+GUARD = Path(guard.__file__).resolve()
+GUARD_GRACE = 3.0  # seconds for a guard to kill and reap its bot's tree before it is SIGKILLed
+
+_live: set[BotProcess] = set()  # started and not yet stopped (for kill_all_bots)
+_live_lock = threading.Lock()
 
 
 class BotLaunchError(Exception):
@@ -128,6 +145,7 @@ class BotProcess:
         self.stderr_path: Path | None = None
         self._watch: asyncio.Task[None] | None = None  # see watch_exit()
         self._stopping = False
+        self._bot_pid: int | None = None  # unsandboxed without a cgroup: the bot below its guard
 
     @property
     def pid(self) -> int | None:
@@ -156,20 +174,30 @@ class BotProcess:
             "ARENA_TOKEN": token,
             "ARENA_BOT_NAME": self.name,
         }
-        argv = wrap(
-            [*self.command, f"--address={inner}", f"--token={token}"],
+        argv, env = wrap(
+            [*self.command, f"--address={inner}"],  # the token only in the environment
             bot_dir=self._bot_dir(),
             socket_dir=socket.parent,
             limits=self.sandbox,
             env=bot_env,
         )
         self.cgroup = BotCgroup.create(self.sandbox.memory_mb, self.sandbox.processes)
-        outer_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         if self.cgroup is not None:
-            outer_env["ARENA_CGROUP_PROCS"] = " ".join(self.cgroup.procs_files)
-            join = 'for f in $ARENA_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done; exec "$@"'
+            env["ARENA_CGROUP_PROCS"] = " ".join(self.cgroup.procs_files)
+            join = (
+                'for f in $ARENA_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done; '
+                'unset ARENA_CGROUP_PROCS; exec "$@"'
+            )
             argv = ["/bin/sh", "-c", join, "sh", *argv]
-        return argv, outer_env
+        return argv, env
+
+    def _guarded_argv(self, address: str) -> list[str]:
+        """The unsandboxed bot below its guard (which first joins the bot's cgroup, if any)."""
+        self.cgroup = BotCgroup.create(None, None)  # no limits: only to find and kill the whole tree
+        argv = [sys.executable, "-I", "-S", str(GUARD), "--parent", str(os.getpid())]
+        for procs in self.cgroup.procs_files if self.cgroup is not None else ():
+            argv += ["--cgroup-procs", procs]
+        return [*argv, "--", *self.command, f"--address={address}"]  # the token only in the environment
 
     async def start(self, address: str, token: str, *, log_stem: str | None = None) -> None:
         """Start the bot, telling it where the referee is and which token to present."""
@@ -181,7 +209,8 @@ class BotProcess:
             env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
             env.update(self.extra_env)
             env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=self.name)
-            argv = [*self.command, f"--address={address}", f"--token={token}"]
+            _check_executable(self.name, self.command[0], env["PATH"], self.cwd)
+            argv = self._guarded_argv(address)
             limit = self.output_limit
         out_sink = err_sink = None
         if self.log_dir is not None:
@@ -208,22 +237,26 @@ class BotProcess:
             if self.cgroup is not None:
                 self.cgroup.remove()
             raise BotLaunchError(f"{self.name}: cannot start {argv[0]}: {exc.strerror}") from None
+        with _live_lock:
+            _live.add(self)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._out = _Capture(self.proc.stdout, out_sink, limit)
         self._err = _Capture(self.proc.stderr, err_sink, limit)
 
     def cpu_time(self) -> float | None:
         """CPU seconds used so far: the whole tree's via the cgroup, else the bot process's own
-        (with its waited-for children) from /proc."""
+        (with its waited-for children) from /proc; unsandboxed, plus its guard's."""
         if self.cgroup is not None:
             return self.cgroup.cpu_seconds()
         if self.proc is None:
             return None
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+        ticks = _cpu_ticks(self.proc.pid)
+        if ticks is None:
             return None
-        ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        if self.sandbox is None:  # the launched process is the guard: add the bot below it
+            if self._bot_pid is None:
+                self._bot_pid = _first_child(self.proc.pid)
+            ticks += (_cpu_ticks(self._bot_pid) or 0) if self._bot_pid is not None else 0
         return ticks / os.sysconf("SC_CLK_TCK")
 
     def probe(self) -> tuple[Reason, str] | None:
@@ -306,16 +339,117 @@ class BotProcess:
             _killpg(proc.pid, signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), grace)
+        if proc.returncode is None and self.sandbox is None:
+            # the guard kills and reaps the bot's whole tree (setsid() escapees too), then exits
+            _kill(proc.pid, guard.KILL_SIGNAL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), GUARD_GRACE)
         _killpg(proc.pid, signal.SIGKILL)  # also any child left in the group
         with contextlib.suppress(ProcessLookupError):
             await proc.wait()
         if self.cgroup is not None:  # and anything that escaped the group (setsid) but not the cgroup
             self.cgroup.remove()
+        with _live_lock:
+            _live.discard(self)
         for cap in (self._out, self._err):
             if cap is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(cap.task, 2.0)
         return proc.returncode
+
+    def kill_now(self) -> None:
+        """SIGKILL the bot and everything it started, without waiting (any thread, no event loop
+        needed): the guard or the process group, and the cgroup.  :meth:`stop` still reaps it."""
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        if self.sandbox is None:
+            _kill(proc.pid, guard.KILL_SIGNAL)  # the guard kills the tree it is the subreaper of
+        else:
+            _killpg(proc.pid, signal.SIGKILL)  # bubblewrap: its PID namespace dies with it
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+
+
+def live_bots() -> list[BotProcess]:
+    """The bots this process has started and not yet stopped."""
+    with _live_lock:
+        return list(_live)
+
+
+def kill_all_bots(timeout: float = 3.0) -> int:
+    """Kill every bot this process has launched and not yet stopped, with all their descendants;
+    return how many there were.
+
+    For a process that must go now (its coordinator died, a signal): synchronous, callable from
+    any thread and without the event loop that started the bots.  Each bot's guard (unsandboxed)
+    kills and reaps the bot's tree; this waits up to ``timeout`` seconds for the guards to finish,
+    then SIGKILLs whatever is left in the bots' process groups and cgroups.  The bots stay
+    registered until :meth:`BotProcess.stop` (which may still be awaited to collect them).
+    """
+    bots = live_bots()
+    for bot in bots:
+        bot.kill_now()
+    deadline = time.monotonic() + timeout
+    pending = [b.pid for b in bots if b.pid is not None]
+    while pending and time.monotonic() < deadline:
+        pending = [pid for pid in pending if _running(pid)]
+        if pending:
+            time.sleep(0.02)
+    for bot in bots:
+        if bot.pid is not None:
+            _killpg(bot.pid, signal.SIGKILL)
+        if bot.cgroup is not None:
+            bot.cgroup.remove()
+    return len(bots)
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """utime + stime + cutime + cstime of ``pid`` (clock ticks), or None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _first_child(parent: int) -> int | None:
+    """The oldest child of ``parent`` (a guard's is its bot: orphans it adopts come later)."""
+    found: list[tuple[int, int]] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            found.append((int(fields[19]), int(entry)))  # starttime, pid
+    return min(found)[1] if found else None
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _check_executable(name: str, program: str, path: str, cwd: Path | None) -> None:
+    """Raise :class:`BotLaunchError` unless ``program`` can be executed (looked up on ``path``
+    when it has no slash), as starting it directly would: the guard would only find out after
+    the launch."""
+    if "/" not in program:
+        if shutil.which(program, path=path) is None:
+            raise BotLaunchError(f"{name}: cannot start {program}: not found on PATH ({path})")
+        return
+    target = Path(cwd or ".") / program
+    if not target.exists():
+        raise BotLaunchError(f"{name}: cannot start {program}: No such file or directory")
+    if not target.is_file() or not os.access(target, os.X_OK):
+        raise BotLaunchError(f"{name}: cannot start {program}: Permission denied")
 
 
 def _descendant_states(root: int) -> list[str]:
@@ -340,6 +474,11 @@ def _descendant_states(root: int) -> list[str]:
 def _killpg(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def _kill(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
 
 
 def _exit_text(code: int) -> str:

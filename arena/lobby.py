@@ -97,6 +97,8 @@ class Lobby:
         self.tournament_id = 0
         self.address = ""
         self.results: list[MatchResult] = []
+        self.interrupted = 0  # matches cut short by stop()
+        self._stopping = False
 
     async def start(self) -> str:
         """Listen, expect every registered remote bot, and create the lobby's tournament."""
@@ -130,11 +132,16 @@ class Lobby:
     def _done(self, r: _Remote) -> bool:
         return self.config.games > 0 and r.played >= self.config.games
 
+    def stop(self) -> None:
+        """Stop soon (a stop signal): :meth:`run` starts no more matches, cuts the ones in
+        progress short (their bots stopped, each recorded as failed: interrupted) and returns."""
+        self._stopping = True
+
     async def run(self) -> int:
         """Match remote bots while they are online; return the number of matches played."""
         started = time.monotonic()
         try:
-            while True:
+            while not self._stopping:
                 for r in self.remotes:
                     idle = r.session.stream_open and r.session.current is None and r.running is None
                     if idle and not self._done(r):
@@ -149,7 +156,9 @@ class Lobby:
         finally:
             for r in self.remotes:
                 if r.running is not None:
-                    with contextlib.suppress(Exception):
+                    if self._stopping:
+                        r.running.cancel()
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
                         await r.running
         return len(self.results)
 
@@ -196,6 +205,10 @@ class Lobby:
             record_failure(self.db, match_id, f"{type(exc).__name__}: {exc}")
             self.log(f"match {match_id} failed: {exc}")
             return
+        except asyncio.CancelledError:  # stop(): the lobby is closing
+            self.interrupted += 1
+            record_failure(self.db, match_id, "interrupted: the lobby was stopped")
+            raise
         finally:
             for launched in procs:
                 if launched is not None:

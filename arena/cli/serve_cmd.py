@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from arena.engine.chance import SEED_LIMIT
+from arena.lifecycle import STOP_SIGNALS, Stopped, exit_status
 from arena.lobby import Lobby, LobbyConfig, LobbyError
 from arena.matchrunner import sandbox_choice
 from arena.referee.server import TlsFiles
@@ -63,10 +66,13 @@ def serve(
         sandbox=sandbox_choice(no_sandbox),
         duration=duration,
     )
+    stopped: list[int] = []
+    cut: list[int] = []  # matches a stop cut short
     with database() as db:
 
         async def main() -> int:
             lobby = Lobby(db, config, log=lambda line: typer.echo(line, err=True))
+            _stop_on_signals(lobby, stopped)
             try:
                 address = await lobby.start()
                 names = ", ".join(r.name for r in lobby.remotes)
@@ -77,6 +83,7 @@ def serve(
                 )
                 return await lobby.run()
             finally:
+                cut.append(lobby.interrupted)
                 await lobby.close()
 
         try:
@@ -85,4 +92,24 @@ def serve(
             raise fail(str(exc), 2) from None
         except KeyboardInterrupt:
             raise fail("stopped", 130) from None
+    if stopped:  # one line, exit 128 + the signal
+        shown = f", {cut[0]} in progress recorded as failed (interrupted)" if cut and cut[0] else ""
+        typer.echo(f"arena serve: {Stopped(stopped[0]).how()}: {played} matches played{shown}", err=True)
+        raise typer.Exit(exit_status(stopped[0]))
     typer.echo(f"{played} matches played; see 'arena leaderboard' and 'arena replays list'", err=True)
+
+
+def _stop_on_signals(lobby: Lobby, stopped: list[int]) -> None:
+    """SIGINT, SIGTERM and SIGHUP stop the lobby cleanly (see :meth:`Lobby.stop`); the signal is
+    appended to ``stopped``.  A second one ends the process at once."""
+    loop = asyncio.get_running_loop()
+
+    def stop(signum: int) -> None:
+        if stopped:
+            os._exit(exit_status(signum))
+        stopped.append(signum)
+        lobby.stop()
+
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            loop.add_signal_handler(sig, stop, sig)

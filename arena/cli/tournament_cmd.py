@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -10,9 +11,11 @@ from rich.table import Table
 
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
+from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
 from arena.store.db import Database
+from arena.store.lease import LeaseHolder
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay
@@ -50,6 +53,12 @@ LocalClusterOpt = Annotated[
         min=1,
         metavar="N",
         help="play the matches on a local Dask cluster of N worker processes",
+    ),
+]
+WaitOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wait", help="if another coordinator is running this tournament, wait for it instead of exiting"
     ),
 ]
 CandOpt = Annotated[str | None, typer.Option(help="gauntlet: the bot that plays against the field")]
@@ -122,30 +131,66 @@ def _where(jobs: int | None, cluster: str | None, local_cluster: int | None) -> 
         raise typer.BadParameter(f"use only one of {', '.join(given)}", param_hint=given[1])
 
 
+def _stopped_message(db: Database, tournament_id: int, stop: Stopped) -> str:
+    """``stopped by SIGTERM: 7 of 18 matches finished, 11 queued; resume with '...'``."""
+    try:
+        counts = status_counts(db, tournament_id)
+    except Exception:  # the database is away: the resume advice still holds
+        return f"{stop.how()}; resume with 'arena tournament resume {tournament_id}'"
+    total = sum(counts.values())
+    rest = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()) if k != "finished")
+    told = f"{stop.how()}: {counts.get('finished', 0)} of {total} matches finished"
+    if counts.get("queued", 0) + counts.get("running", 0) == 0:
+        return f"{told}{f', {rest}' if rest else ''}; nothing left to play"
+    return f"{told}, {rest}; resume with 'arena tournament resume {tournament_id}'"
+
+
+def _waiting(tournament_id: int) -> Callable[[LeaseHolder], None]:
+    def told(holder: LeaseHolder) -> None:
+        typer.echo(f"waiting for tournament {tournament_id}, which is run by {holder.describe()}", err=True)
+
+    return told
+
+
 def _run(
     db: Database,
     tournament_id: int,
     jobs: int | None,
     cluster: str | None = None,
     local_cluster: int | None = None,
+    wait: bool = False,
 ) -> None:
     t = get_tournament(db, tournament_id)
-    with TournamentDisplay(f"tournament {tournament_id}") as display:
-        try:
+    on_wait = _waiting(tournament_id)
+    try:
+        with StopSignals(), TournamentDisplay(f"tournament {tournament_id}") as display:
             if cluster is not None or local_cluster is not None:
                 from arena.tournament.cluster import local_cluster as start_local
                 from arena.tournament.cluster import run_tournament_on_cluster
 
                 if cluster is not None:
-                    run_tournament_on_cluster(db, tournament_id, cluster, progress=display)
+                    run_tournament_on_cluster(
+                        db, tournament_id, cluster, progress=display, wait=wait, on_wait=on_wait
+                    )
                 else:
                     assert local_cluster is not None
                     with start_local(local_cluster) as client:
-                        run_tournament_on_cluster(db, tournament_id, client, progress=display)
+                        run_tournament_on_cluster(
+                            db, tournament_id, client, progress=display, wait=wait, on_wait=on_wait
+                        )
             else:
-                run_tournament(db, tournament_id, jobs=jobs or default_jobs(), progress=display)
-        except KeyboardInterrupt:
-            raise fail(f"interrupted; resume with 'arena tournament resume {tournament_id}'", 130) from None
+                run_tournament(
+                    db,
+                    tournament_id,
+                    jobs=jobs or default_jobs(),
+                    progress=display,
+                    wait=wait,
+                    on_wait=on_wait,
+                )
+    except Stopped as stop:
+        raise fail(_stopped_message(db, tournament_id, stop), exit_status(stop.signum)) from None
+    except KeyboardInterrupt:  # a Ctrl-C with no StopSignals in charge (it restores on exit)
+        raise fail(f"interrupted; resume with 'arena tournament resume {tournament_id}'", 130) from None
     counts = status_counts(db, tournament_id)
     rows = leaderboard(db, tournament_id=tournament_id, system="pl")
     store_ratings(db, rows, "pl", f"tournament:{tournament_id}")
@@ -214,11 +259,12 @@ def start(
     jobs: JobsOpt = None,
     cluster: ClusterOpt = None,
     local_cluster: LocalClusterOpt = None,
+    wait: WaitOpt = False,
 ) -> None:
     """Run a created tournament's queued matches."""
     _where(jobs, cluster, local_cluster)
     with database() as db:
-        _run(db, tournament_id, jobs, cluster, local_cluster)
+        _run(db, tournament_id, jobs, cluster, local_cluster, wait)
 
 
 @app.command("resume")
@@ -227,17 +273,18 @@ def resume(
     jobs: JobsOpt = None,
     cluster: ClusterOpt = None,
     local_cluster: LocalClusterOpt = None,
+    wait: WaitOpt = False,
 ) -> None:
     """Finish an interrupted tournament: unfinished matches are played, finished ones kept."""
     _where(jobs, cluster, local_cluster)
     with database() as db:
-        _run(db, tournament_id, jobs, cluster, local_cluster)
+        _run(db, tournament_id, jobs, cluster, local_cluster, wait)
 
 
 @app.command("list")
 def list_() -> None:
     """List tournaments, newest first."""
-    with database() as db:
+    with database(readonly=True) as db:
         items = list_tournaments(db)
     if not items:
         typer.echo("no tournaments yet; start one with 'arena tournament run BOT BOT ...'")
@@ -275,7 +322,7 @@ def list_() -> None:
 @app.command("show")
 def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) -> None:
     """Show a tournament's settings, progress and standings."""
-    with database() as db:
+    with database(readonly=True) as db:
         t = get_tournament(db, tournament_id)
         counts = status_counts(db, tournament_id)
         rows = leaderboard(db, tournament_id=tournament_id)

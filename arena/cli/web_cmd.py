@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from arena.lifecycle import Stopped, StopSignals, exit_status
+
 from .common import database, fail
 
 
@@ -17,7 +19,7 @@ def web(
     from arena.web.app import create_app
     from arena.web.server import bind, serve, url_of
 
-    with database() as db:
+    with database(readonly=True) as db:
         try:
             sock = bind(host, port)
         except OSError as exc:
@@ -25,7 +27,11 @@ def web(
         app = create_app(db)
         typer.echo(f"Pool Arena web: {url_of(sock)}  (database {db.url}; Ctrl-C to stop)")
         try:
-            serve(app, sock)
+            with StopSignals():  # uvicorn stops cleanly on SIGINT/SIGTERM, then hands the signal on
+                serve(app, sock)
+        except Stopped as stop:  # one line, exit 128 + the signal
+            typer.echo(f"arena web: {stop.how()}", err=True)
+            raise typer.Exit(exit_status(stop.signum)) from None
         except KeyboardInterrupt:
             pass
         finally:

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from arena.lifecycle import Stopped, exit_status, run_supervised
 from arena.tournament.runner import default_jobs
 
 
@@ -50,4 +51,10 @@ def worker(
         return
     if home is not None:
         os.environ["ARENA_HOME"] = str(home.resolve())
-    os.execv(argv[0], argv)  # the workers are this process: signals go straight to Dask
+    # A child that dies with this process; a stop signal is passed on to it once (it closes its
+    # workers, which stop their bots), then this process says so in one line: exit 128 + signal.
+    code, stop = run_supervised(argv)
+    if stop is not None:
+        typer.echo(f"arena worker: {Stopped(stop).how()}", err=True)
+        raise typer.Exit(exit_status(stop))
+    raise typer.Exit(code)

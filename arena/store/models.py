@@ -125,6 +125,25 @@ class Replay(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
+class CoordinatorLease(SQLModel, table=True):
+    """Who coordinates a tournament now: at most one row (one coordinator) per tournament.
+
+    The holder renews ``expires_at`` by a heartbeat; a lease past its expiry, or one whose
+    holder process is gone from this host, may be taken over (see :mod:`arena.store.lease`).
+    """
+
+    __tablename__ = "coordinator_lease"
+
+    tournament_id: int = Field(foreign_key="tournament.id", primary_key=True)
+    token: str = Field(max_length=64)  # the holder's secret: only it renews or releases the lease
+    host: str = Field(max_length=255)
+    pid: int
+    pid_start: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    acquired_at: datetime
+    heartbeat_at: datetime
+    expires_at: datetime
+
+
 class RatingRow(SQLModel, table=True):
     """A rating as computed at one time (the history is every row ever written)."""
 

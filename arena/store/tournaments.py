@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from arena.referee import MatchResult
@@ -27,6 +29,8 @@ from .models import (
     TournamentEntry,
     utcnow,
 )
+
+log = logging.getLogger(__name__)
 
 
 class UnknownTournamentError(StoreError):
@@ -241,15 +245,35 @@ def compress_replay(text: str) -> tuple[bytes, str]:
     return zlib.compress(raw, 6), hashlib.sha256(raw).hexdigest()
 
 
-def record_result(db: Database, match_id: int, result: MatchResult) -> None:
-    """Write a finished match: status, every seat and the replay, in one transaction."""
+def record_result(db: Database, match_id: int, result: MatchResult) -> bool:
+    """Write a finished match: status, every seat and the replay, in one transaction; True.
+
+    Idempotent: a match that is already finished is left as it is, and False is returned (and
+    logged): a late or duplicate result (a second coordinator's, a result that crossed a resume)
+    is ignored, never an error.  The match row is locked first (``SELECT ... FOR UPDATE`` on
+    PostgreSQL; SQLite serialises writers anyway), so two writers of one match cannot both see
+    it unfinished; should a replay row appear all the same, the write is dropped as a duplicate.
+    """
     blob, digest = compress_replay(result.replay)
+    try:
+        return _record_result(db, match_id, result, blob, digest)
+    except IntegrityError:
+        with db.session() as session:
+            m = session.get(Match, match_id)
+            if m is None or m.status != MatchStatus.FINISHED:
+                raise
+        log.info("match %s was recorded by another writer meanwhile; ignoring this result", match_id)
+        return False
+
+
+def _record_result(db: Database, match_id: int, result: MatchResult, blob: bytes, digest: str) -> bool:
     with db.session() as session:
-        m = session.get(Match, match_id)
+        m = session.get(Match, match_id, with_for_update=True)
         if m is None:
             raise UnknownMatchError(f"no match {match_id}")
         if m.status == MatchStatus.FINISHED:
-            raise StoreError(f"match {match_id} is already finished; refusing to record it twice")
+            log.info("match %s is already finished; ignoring a second result", match_id)
+            return False
         m.status = MatchStatus.FINISHED
         m.termination = result.termination
         m.finished_at = utcnow()
@@ -263,6 +287,8 @@ def record_result(db: Database, match_id: int, result: MatchResult) -> None:
             s.cpu_time = o.cpu_time
             session.add(s)
         session.add(Replay(match_id=match_id, sha256=digest, size=len(result.replay), data=blob))
+        session.flush()
+    return True
 
 
 def record_failure(db: Database, match_id: int, error: str) -> None:

@@ -35,7 +35,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -48,9 +48,11 @@ from sqlmodel import col, select
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import SandboxUnavailableError, bwrap_problem
 from arena.store.db import Database, arena_home
+from arena.store.lease import LeaseHolder, coordinator_lease
 from arena.store.models import BotVersion
-from arena.store.tournaments import MatchTask
+from arena.store.tournaments import MatchTask, get_tournament
 
+from .runfile import reap_dead_run, run_path
 from .runner import Outcome, ProgressFn, Requeue, TournamentError, coordinate, open_run
 from .worker import WorkerThread
 
@@ -524,13 +526,35 @@ def run_tournament_on_cluster(
     config: RefereeConfig | None = None,
     stop_after: int | None = None,
     release: bool = True,
+    wait: bool = False,
+    on_wait: Callable[[LeaseHolder], None] | None = None,
 ) -> ClusterStats:
     """Play every queued match of the tournament on a Dask cluster (a ``Client`` or a scheduler
     address such as ``tcp://HOST:8786``), this process being the one writer of the database.
 
-    ``release`` stops the tournament's kept-running bots on the workers at the end.  Returns
-    what was sent where (:class:`ClusterStats`).
+    The tournament's lease is taken first, as by a local run (``wait``, ``on_wait``: see
+    :func:`arena.tournament.runner.run_tournament`), and held to the end.  ``release`` stops the
+    tournament's kept-running bots on the workers at the end.  Returns what was sent where
+    (:class:`ClusterStats`).
     """
+    get_tournament(db, tournament_id)
+    with coordinator_lease(db, tournament_id, wait=wait, on_wait=on_wait) as lease:
+        reap_dead_run(run_path(db.url, tournament_id))  # a local run of it that died here
+        return _run_on_cluster(
+            db, tournament_id, client_or_address, progress, config, stop_after, release, lease.check
+        )
+
+
+def _run_on_cluster(
+    db: Database,
+    tournament_id: int,
+    client_or_address: Client | str,
+    progress: ProgressFn | None,
+    config: RefereeConfig | None,
+    stop_after: int | None,
+    release: bool,
+    guard: Callable[[], None],
+) -> ClusterStats:
     tasks = open_run(db, tournament_id)
     with _client(client_or_address) as client:
         client.register_plugin(ArenaWorkerPlugin(), name=PLUGIN_NAME)
@@ -547,6 +571,7 @@ def run_tournament_on_cluster(
                 progress=progress,
                 stop_after=stop_after,
                 hint="Check the workers' logs. ",
+                guard=guard,
             )
         finally:
             if release and tasks:

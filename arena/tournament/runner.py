@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -26,10 +27,12 @@ from typing import Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from arena import lifecycle
+from arena.lifecycle import ProcessRef
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import require_bwrap
 from arena.store.db import Database, StoreError, arena_home
-from arena.store.models import Match, MatchStatus
+from arena.store.lease import LeaseHolder, coordinator_lease
 from arena.store.tournaments import (
     MatchTask,
     finish_tournament,
@@ -42,10 +45,13 @@ from arena.store.tournaments import (
     status_counts,
 )
 
+from .runfile import RunFile, reap_dead_run, run_path
 from .worker import init_worker, play_task
 
 MAX_POOL_RESTARTS = 3
 MAX_REQUEUES = 3  # a match whose worker was lost this many times more is recorded as failed
+POLL = 0.25  # seconds the coordinator waits for results before it looks for a stop request
+ABORT_GRACE = 5.0  # seconds a stopped worker gets to stop its bots before it is killed
 
 log = logging.getLogger(__name__)
 
@@ -106,30 +112,62 @@ class MatchExecutor(Protocol):
         ...
 
 
-class LocalExecutor:
-    """A pool of worker processes on this machine, each with its own referee and bot pool."""
+# An executor may also have ``abort()``: stop at once, abandoning the matches in flight and
+# stopping their bots (a stop signal, an error).  Without one, :meth:`MatchExecutor.close` is used.
 
-    def __init__(self, jobs: int, log_dir: Path, config: RefereeConfig | None) -> None:
+
+class LocalExecutor:
+    """A pool of worker processes on this machine, each with its own referee and bot pool.
+
+    Its workers die with this process (see :func:`arena.tournament.worker.init_worker`); with a
+    ``run`` file they carry its marker and are recorded in it as they start.
+    """
+
+    def __init__(
+        self, jobs: int, log_dir: Path, config: RefereeConfig | None, run: RunFile | None = None
+    ) -> None:
         self.jobs = jobs
         self.log_dir = log_dir
         self.config = config
+        self.run = run
+        self.workers: list[ProcessRef] = []
         self.pool = self._pool()
 
     def _pool(self) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("spawn")  # never fork a process that runs gRPC
+        marker = self.run.marker if self.run is not None else None
         return ProcessPoolExecutor(
-            self.jobs, mp_context=ctx, initializer=init_worker, initargs=(str(self.log_dir), self.config)
+            self.jobs,
+            mp_context=ctx,
+            initializer=init_worker,
+            initargs=(str(self.log_dir), self.config, os.getpid(), marker),
         )
 
     def slots(self) -> int:
         return self.jobs
 
     def submit(self, task: MatchTask) -> Hashable:
-        return self.pool.submit(play_task, task)
+        future = self.pool.submit(play_task, task)
+        self._note_processes()
+        return future
+
+    def _note_processes(self) -> None:
+        """Remember the pool's worker processes (and the resource tracker) as they appear."""
+        pids = list(getattr(self.pool, "_processes", None) or {})
+        known = {w.pid for w in self.workers}
+        fresh = [ProcessRef.of(pid) for pid in pids if pid not in known]
+        if not fresh:
+            return
+        self.workers += fresh
+        if self.run is not None:
+            from multiprocessing import resource_tracker
+
+            tracker = getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None)
+            self.run.note(self.workers, [ProcessRef.of(tracker)] if isinstance(tracker, int) else [])
 
     def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome]]:
         futures: list[Future[MatchResult]] = [h for h in handles if isinstance(h, Future)]
-        finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+        finished, _ = wait(futures, timeout=POLL, return_when=FIRST_COMPLETED)
         out: list[tuple[Hashable, Outcome]] = []
         for fut in finished:
             try:
@@ -142,9 +180,20 @@ class LocalExecutor:
 
     def restart(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+        self.workers = [w for w in self.workers if w.alive()]
         self.pool = self._pool()
 
     def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        """Stop now: each worker is sent SIGTERM (it cancels its match, stops its bots and
+        exits) and killed if it has not exited within :data:`ABORT_GRACE` seconds."""
+        live = [w for w in self.workers if w.alive()]
+        for w in live:
+            w.signal(signal.SIGTERM)
+        for w in lifecycle.wait_dead(live, ABORT_GRACE):
+            w.signal(signal.SIGKILL)
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -164,16 +213,15 @@ def open_run(db: Database, tournament_id: int) -> list[MatchTask]:
 def record(db: Database, match_id: int, result: MatchResult) -> bool:
     """Write a finished match; False (and nothing written) when it was already finished: a late
     or duplicate result (e.g. from another coordinator of the same tournament) is a no-op."""
-    try:
-        record_result(db, match_id, result)
-    except StoreError:
-        with db.session() as session:
-            m = session.get(Match, match_id)
-            if m is not None and m.status == MatchStatus.FINISHED:
-                log.info("match %s was already finished; ignoring a second result", match_id)
-                return False
-        raise
-    return True
+    return record_result(db, match_id, result)
+
+
+def _abort(executor: MatchExecutor) -> None:
+    abort = getattr(executor, "abort", None)
+    if callable(abort):
+        abort()
+    else:
+        executor.close()
 
 
 def coordinate(
@@ -185,13 +233,20 @@ def coordinate(
     progress: ProgressFn | None = None,
     stop_after: int | None = None,
     hint: str = "",
+    guard: Callable[[], None] | None = None,
 ) -> None:
     """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
 
     Lost matches go back to the queue (played first); a match lost more than
     :data:`MAX_REQUEUES` times is recorded as failed, and an executor that breaks more than
-    :data:`MAX_POOL_RESTARTS` times ends the run with :class:`TournamentError`.  The executor is
-    closed in the end, whatever happens.
+    :data:`MAX_POOL_RESTARTS` times ends the run with :class:`TournamentError`.  ``guard`` is
+    called on every turn of the loop and may raise to end the run (a lost lease).
+
+    A stop signal (under an active :class:`arena.lifecycle.StopSignals`: SIGINT, SIGTERM,
+    SIGHUP) stops the run at the next turn: the executor is aborted (matches in flight are
+    abandoned and their bots stopped), what finished is recorded, the matches in flight go back
+    to the queue, and :class:`arena.lifecycle.Stopped` is raised.  The executor is closed in the
+    end, whatever happens (aborted when the run ends by an exception).
     """
     counts = status_counts(db, tournament_id)
     total = sum(counts.values())
@@ -203,55 +258,72 @@ def coordinate(
     restarts = 0
     played = 0
     broken = False
+    ending = "abort"  # how the executor is let go: "close" after a loop that ended by itself
     try:
-        while queue or pending:
-            while queue and not broken and len(pending) < executor.slots():
-                if stop_after is not None and played + len(pending) >= stop_after:
+        with lifecycle.deferred_stop():
+            while queue or pending:
+                if guard is not None:
+                    guard()
+                stop = lifecycle.stop_requested()
+                if stop is not None:
+                    _abort(executor)
+                    ending = "done"
+                    prepare_resume(db, tournament_id)  # what was in flight goes back to the queue
+                    raise lifecycle.Stopped(stop)
+                while queue and not broken and len(pending) < executor.slots():
+                    if stop_after is not None and played + len(pending) >= stop_after:
+                        break
+                    task = queue.pop()
+                    mark_running(db, [task.match_id])
+                    pending[executor.submit(task)] = task
+                if not pending:
                     break
-                task = queue.pop()
-                mark_running(db, [task.match_id])
-                pending[executor.submit(task)] = task
-            if not pending:
-                break
-            for handle, outcome in executor.wait(list(pending)):
-                task = pending.pop(handle)
-                if isinstance(outcome, Requeue):
-                    broken = broken or outcome.broken
-                    requeues[task.match_id] += int(outcome.counted and not outcome.broken)
-                    if requeues[task.match_id] > MAX_REQUEUES:
-                        record_failure(db, task.match_id, f"lost {MAX_REQUEUES + 1} times: {outcome.reason}")
+                for handle, outcome in executor.wait(list(pending)):
+                    task = pending.pop(handle)
+                    if isinstance(outcome, Requeue):
+                        broken = broken or outcome.broken
+                        requeues[task.match_id] += int(outcome.counted and not outcome.broken)
+                        if requeues[task.match_id] > MAX_REQUEUES:
+                            reason = f"lost {MAX_REQUEUES + 1} times: {outcome.reason}"
+                            record_failure(db, task.match_id, reason)
+                            failed += 1
+                            played += 1
+                        else:
+                            queue.append(task)
+                    elif isinstance(outcome, BaseException):
+                        record_failure(db, task.match_id, f"{type(outcome).__name__}: {outcome}")
                         failed += 1
                         played += 1
                     else:
+                        if record(db, task.match_id, outcome):
+                            done += 1
+                        played += 1
+                        if progress is not None:
+                            progress(Progress(tournament_id, total, done, failed, outcome, task))
+                if broken and lifecycle.stop_requested() is None:
+                    for task in pending.values():  # the whole pool is gone: all of it goes back
                         queue.append(task)
-                elif isinstance(outcome, BaseException):
-                    record_failure(db, task.match_id, f"{type(outcome).__name__}: {outcome}")
-                    failed += 1
-                    played += 1
-                else:
-                    if record(db, task.match_id, outcome):
-                        done += 1
-                    played += 1
-                    if progress is not None:
-                        progress(Progress(tournament_id, total, done, failed, outcome, task))
-            if broken:
-                for task in pending.values():  # the whole pool is gone: all of it goes back
-                    queue.append(task)
-                pending.clear()
-                restarts += 1
-                prepare_resume(db, tournament_id)
-                if restarts > MAX_POOL_RESTARTS:
-                    raise TournamentError(
-                        f"worker processes died {restarts} times; {len(queue)} matches left queued. "
-                        f"{hint}Run 'arena tournament resume {tournament_id}'."
-                    )
-                executor.restart()
-                broken = False
-            if stop_after is not None and played >= stop_after and not pending:
-                break
+                    pending.clear()
+                    restarts += 1
+                    prepare_resume(db, tournament_id)
+                    if restarts > MAX_POOL_RESTARTS:
+                        raise TournamentError(
+                            f"worker processes died {restarts} times; {len(queue)} matches left queued. "
+                            f"{hint}Run 'arena tournament resume {tournament_id}'."
+                        )
+                    executor.restart()
+                    broken = False
+                if stop_after is not None and played >= stop_after and not pending:
+                    break
+            ending = "close"
+            executor.close()
+            ending = "done"
+            finish_tournament(db, tournament_id)
     finally:
-        executor.close()
-    finish_tournament(db, tournament_id)
+        if ending == "close":
+            executor.close()
+        elif ending == "abort":
+            _abort(executor)
 
 
 @contextmanager
@@ -278,24 +350,41 @@ def run_tournament(
     progress: ProgressFn | None = None,
     config: RefereeConfig | None = None,
     stop_after: int | None = None,
+    wait: bool = False,
+    on_wait: Callable[[LeaseHolder], None] | None = None,
 ) -> None:
     """Play every queued match of the tournament (re-queueing ones a dead run left behind) in
     ``jobs`` worker processes on this machine.
 
+    The tournament's lease is taken first (:mod:`arena.store.lease`): another live coordinator
+    of it raises :class:`arena.store.lease.LeaseHeldError`, or with ``wait`` is waited for
+    (``on_wait(holder)`` is told once).  Then whatever a dead run of it left running on this
+    machine is reaped (:mod:`arena.tournament.runfile`), and this run is recorded in its place.
+
     ``stop_after`` ends the run after that many matches (for tests and partial runs).
     """
     with database_failures(tournament_id):
-        tasks = open_run(db, tournament_id)
-        if any(t.sandbox is not None for t in tasks):
-            require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
-        log_dir = arena_home() / "logs" / f"tournament-{tournament_id}"
-        executor = LocalExecutor(jobs or default_jobs(), log_dir, config)
-        coordinate(
-            db,
-            tournament_id,
-            tasks,
-            executor,
-            progress=progress,
-            stop_after=stop_after,
-            hint=f"Check the bot logs in {log_dir}. ",
-        )
+        get_tournament(db, tournament_id)
+        with coordinator_lease(db, tournament_id, wait=wait, on_wait=on_wait) as lease:
+            path = run_path(db.url, tournament_id)
+            reap_dead_run(path)
+            run = RunFile.new(path, tournament_id)
+            run.save()
+            try:
+                tasks = open_run(db, tournament_id)
+                if any(t.sandbox is not None for t in tasks):
+                    require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
+                log_dir = arena_home() / "logs" / f"tournament-{tournament_id}"
+                executor = LocalExecutor(jobs or default_jobs(), log_dir, config, run)
+                coordinate(
+                    db,
+                    tournament_id,
+                    tasks,
+                    executor,
+                    progress=progress,
+                    stop_after=stop_after,
+                    hint=f"Check the bot logs in {log_dir}. ",
+                    guard=lease.check,
+                )
+            finally:
+                run.remove()

@@ -3,6 +3,12 @@
 Each worker process hosts its own referee (on a private Unix socket) and a pool of bot processes
 kept running across matches where the bot version allows it (persistent sessions).  A bot that
 forfeited is restarted before its next match.  Everything is reaped when the worker exits.
+
+A worker of a local pool (:func:`init_worker`) dies with its coordinator, whatever kills it: the
+kernel sends it SIGTERM when the coordinator dies (``PR_SET_PDEATHSIG``) and a thread watches its
+parent pid as a backstop.  On SIGTERM, SIGINT or SIGHUP, or when its coordinator is gone, it
+cancels the match in progress, stops every bot (:meth:`BotProcess.stop`) and exits at once
+(status 128 + the signal), never waiting for a coordinator that will not answer.
 """
 
 from __future__ import annotations
@@ -10,13 +16,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import os
 import shutil
+import signal
 import tempfile
 import threading
 from collections.abc import Collection, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arena import lifecycle
 from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
 from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits
@@ -39,6 +48,7 @@ class WorkerState:
         self.address = ""
         self.pool: dict[PoolKey, tuple[BotProcess, BotSession]] = {}
         self.launched = 0
+        self.grace = 0.5  # seconds a bot gets to exit by itself when stopped (less when dying)
 
     async def start(self) -> None:
         """Start the worker's referee."""
@@ -102,7 +112,7 @@ class WorkerState:
         finally:
             for proc, _session in fresh:
                 with contextlib.suppress(Exception):
-                    await proc.stop(grace=0.5)
+                    await proc.stop(grace=self.grace)
         for f in result.forfeits:  # a bot that failed is restarted before it plays again
             failed = keys[f.seat]
             if failed is not None:
@@ -121,44 +131,93 @@ class WorkerState:
             proc, session = entry
             self.server.revoke(session)
             with contextlib.suppress(Exception):
-                await proc.stop(grace=0.5)
+                await proc.stop(grace=self.grace)
 
     async def close(self) -> None:
-        """Stop every bot and the referee."""
-        for key in list(self.pool):
-            await self._drop(key)
+        """Stop every bot (all at once) and the referee."""
+        await asyncio.gather(*(self._drop(key) for key in list(self.pool)), return_exceptions=True)
         await self.server.stop(0.2)
         shutil.rmtree(self.sock_dir, ignore_errors=True)
 
 
-_loop: asyncio.AbstractEventLoop | None = None
-_state: WorkerState | None = None
+_host: WorkerThread | None = None
+_ending = threading.Lock()
+DYING_GRACE = 0.1
+"""Seconds each bot gets to exit by itself when its worker is dying (then SIGTERM, SIGKILL)."""
+DYING_TIMEOUT = 10.0
+"""Seconds a dying worker spends at most on stopping its bots before it exits regardless."""
 
 
-def init_worker(log_dir: str | None, config: RefereeConfig | None = None) -> None:
-    """Process-pool initializer: start this worker's event loop and referee."""
-    global _loop, _state
-    _loop = asyncio.new_event_loop()
-    _state = WorkerState(Path(log_dir) if log_dir else None, config)
-    _loop.run_until_complete(_state.start())
+def init_worker(
+    log_dir: str | None,
+    config: RefereeConfig | None = None,
+    parent_pid: int | None = None,
+    run_marker: str | None = None,
+) -> None:
+    """Process-pool initializer: start this worker's referee and bot pool (on a loop thread of
+    their own), and make the worker stop with its coordinator ``parent_pid`` or on a signal.
+
+    ``run_marker`` is set in the environment as ``ARENA_RUN`` (inherited by unsandboxed bots),
+    so a later run can find anything this one left behind.
+    """
+    global _host
+    from .runfile import RUN_ENV
+
+    if run_marker:
+        os.environ[RUN_ENV] = run_marker
+    _host = WorkerThread(Path(log_dir) if log_dir else None, config)
     atexit.register(shutdown_worker)
+    for sig in lifecycle.STOP_SIGNALS:  # (until here a signal simply ends the worker: no bot yet)
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            signal.signal(sig, _on_signal)
+    if parent_pid is not None:
+        # The coordinator spawns its workers from the thread that runs the tournament, which
+        # outlives them (the pool is shut down before it returns), so the signal means its death.
+        lifecycle.set_parent_death_signal(signal.SIGTERM)
+        lifecycle.ParentWatch(parent_pid, lambda: die(signal.SIGTERM)).start()
+        if not lifecycle.parent_alive(parent_pid):  # it died before the signal was armed
+            die(signal.SIGTERM)
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    die(signum)
+
+
+def die(signum: int) -> None:
+    """Stop the match in progress and every bot, then end this worker process at once with
+    status 128 + ``signum`` (from any thread but the worker's loop).  Returns at once when the
+    worker is already ending (a second call, or the normal shutdown in progress)."""
+    if not _ending.acquire(blocking=False):
+        return
+    try:
+        host = _host
+        if host is not None:
+            host.state.grace = DYING_GRACE
+            host.close(timeout=DYING_TIMEOUT)
+    finally:
+        os._exit(lifecycle.exit_status(signum))
 
 
 def shutdown_worker() -> None:
     """Reap this worker's bots (also runs at interpreter exit)."""
-    global _state
-    if _loop is not None and _state is not None:
-        state, _state = _state, None
-        with contextlib.suppress(Exception):
-            _loop.run_until_complete(state.close())
+    global _host
+    if not _ending.acquire(blocking=False):  # die() is at it
+        return
+    host, _host = _host, None
+    try:
+        if host is not None:
+            with contextlib.suppress(Exception):
+                host.close()
+    finally:
+        _ending.release()
 
 
 def play_task(task: MatchTask) -> MatchResult:
     """Process-pool task: play one match in this worker."""
-    if _loop is None or _state is None:
+    if _host is None:
         init_worker(None)
-    assert _loop is not None and _state is not None
-    return _loop.run_until_complete(_state.play(task))
+    assert _host is not None
+    return _host.play(task, _host.log_dir)
 
 
 _RELEASE_TASK = "arena-release"
@@ -177,6 +236,7 @@ class WorkerThread:
 
     def __init__(self, log_dir: Path | None, config: RefereeConfig | None) -> None:
         self.config = config
+        self.log_dir = log_dir  # where bot logs go unless play() says otherwise
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="arena-worker-loop", daemon=True)
         self.thread.start()

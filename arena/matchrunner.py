@@ -6,7 +6,7 @@ match, and makes sure every bot process is gone afterwards, whatever happened.
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import os
 import shutil
 import tempfile
@@ -14,14 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.botref import resolve
 from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
 from arena.referee.match import Match
-from arena.sandbox import BotLaunchError, BotProcess, launch_command
+from arena.sandbox import BotProcess
 from arena.sandbox.bwrap import require_bwrap
 from arena.sandbox.limits import SandboxLimits
-
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE_BOTS = {"random": "random_bot.py", "greedy": "greedy_bot.py", "search": "search_bot.py"}
 
 
 def sandbox_choice(no_sandbox: bool, limits: SandboxLimits | None = None) -> SandboxLimits | None:
@@ -40,20 +38,13 @@ class BotSpec:
 
 
 def resolve_bot(ref: str) -> BotSpec:
-    """A sample bot by name (``random``, ``greedy``, ...) or a script/executable by path.
+    """A sample bot by name (``random``, ``greedy``, ...) or a script/executable by path, without
+    the registry (see :func:`arena.botref.resolve` for the full resolution).
 
     Raises :class:`BotLaunchError` saying what was wrong.
     """
-    if ref in SAMPLE_BOTS and not Path(ref).exists():
-        path = REPO / "bots" / SAMPLE_BOTS[ref]
-        if not path.exists():
-            raise BotLaunchError(f"sample bot {ref!r} is not available in {REPO / 'bots'}")
-        return BotSpec(ref, tuple(launch_command(path)))
-    path = Path(ref)
-    if not path.exists():
-        names = ", ".join(SAMPLE_BOTS)
-        raise BotLaunchError(f"{ref}: no such file, and not a sample bot name ({names})")
-    return BotSpec(path.stem, tuple(launch_command(path)))
+    bot = resolve(ref)
+    return BotSpec(bot.name, bot.command)
 
 
 async def play_local_match(
@@ -78,6 +69,7 @@ async def play_local_match(
     sock_dir = Path(tempfile.mkdtemp(prefix="arena-"))
     server = RefereeServer(config)
     procs: list[BotProcess] = []
+    exits = _ExitRelay()
     try:
         address = await server.start(f"unix:{sock_dir / 'referee.sock'}")
         sessions = [server.session(b.name) for b in bots]
@@ -91,6 +83,7 @@ async def play_local_match(
             )
             procs.append(proc)
             await proc.start(address, session.token, log_stem=f"{match_id or 'match'}-seat{seat}-{bot.name}")
+            proc.watch_exit(exits.handler(seat))
         return await server.play(
             sessions,
             seed,
@@ -101,10 +94,40 @@ async def play_local_match(
             settle=lambda seat: procs[seat].settle(),
             on_event=on_event,
             cpu_time=lambda seat: procs[seat].cpu_time(),
+            on_start=exits.start,
         )
     finally:
-        for proc in procs:
-            with contextlib.suppress(Exception):
-                await proc.stop(grace=0.5)
+        # All at once; a bot that never connected has nothing to finish: it is ended at once.
+        await asyncio.gather(
+            *(proc.stop(grace=0.5 if exits.connected(seat) else 0.0) for seat, proc in enumerate(procs)),
+            return_exceptions=True,
+        )
         await server.stop(0.2)
         shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+class _ExitRelay:
+    """Tells the match when a bot process exits (see :meth:`Match.seat_process_exited`); an exit
+    before the match exists (while the other bots start) is kept and told at its start."""
+
+    def __init__(self) -> None:
+        self.match: Match | None = None
+        self.early: dict[int, str] = {}
+
+    def handler(self, seat: int) -> Callable[[str], None]:
+        def exited(how: str) -> None:
+            if self.match is None:
+                self.early[seat] = how
+            else:
+                self.match.seat_process_exited(seat, how)
+
+        return exited
+
+    def start(self, match: Match) -> None:
+        self.match = match
+        for seat, how in self.early.items():
+            match.seat_process_exited(seat, how)
+
+    def connected(self, seat: int) -> bool:
+        """Whether the seat's bot ever connected to its match."""
+        return self.match is not None and self.match.links[seat].attached.is_set()

@@ -8,10 +8,26 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from arena.store.bots import add_bot, add_remote_bot, bot_versions, list_bots, remove_bot
+from arena.store.bots import (
+    DEFAULT_MAX_BOT_MB,
+    MAX_BOT_MB_ENV,
+    NAME_RE,
+    BotRegistryError,
+    add_bot,
+    add_remote_bot,
+    artifact_path,
+    bot_versions,
+    check_bot_file,
+    list_bots,
+    max_bot_bytes,
+    remove_bot,
+    same_as_current,
+)
 from arena.termui import make_console
 
-from .common import database
+from .common import database, fail
+
+STDERR_LINES = 12  # lines of a refused bot's stderr shown
 
 app = typer.Typer(
     help="Register and manage bots (each upload is an immutable version).", no_args_is_help=True
@@ -30,8 +46,31 @@ def add(
     remote: Annotated[
         bool, typer.Option(help="a remote bot that connects in over TCP: issue its token")
     ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            help="first play a short check match against the random sample bot; a bot that forfeits "
+            "it is refused (--no-check registers without it)"
+        ),
+    ] = True,
+    no_sandbox: Annotated[
+        bool, typer.Option("--no-sandbox", help="play the check match unsandboxed (only bots you trust)")
+    ] = False,
+    max_size: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            metavar="MB",
+            help=f"largest bot file accepted, in MB (default: ${MAX_BOT_MB_ENV} or {DEFAULT_MAX_BOT_MB:g})",
+        ),
+    ] = None,
 ) -> None:
-    """Register a bot file (adding the same name again makes a new version), or a remote bot."""
+    """Register a bot file (adding the same name again makes a new version), or a remote bot.
+
+    The file must be one non-empty script or executable within the size limit, and (unless
+    --no-check) play a short sandboxed check match against the random sample bot without
+    forfeiting it.
+    """
     if remote:
         if path is not None:
             raise typer.BadParameter("a remote bot has no file: give only NAME with --remote")
@@ -44,15 +83,62 @@ def add(
         return
     if path is None:
         raise typer.BadParameter("give the bot's PATH (or --remote for a bot that connects in)")
+    try:
+        if not NAME_RE.match(name):
+            raise BotRegistryError(
+                f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)"
+            )
+        limit = max_bot_bytes(max_size)
+        check_bot_file(path, limit)
+    except BotRegistryError as exc:
+        raise fail(str(exc)) from None
     with database() as db:
-        v = add_bot(db, name, path, persistent=not fresh)
+        if check and same_as_current(db, name, path) is None:  # a file already checked needs no check
+            _check(name, path, no_sandbox)
+        v = add_bot(db, name, path, persistent=not fresh, max_bytes=limit)
     typer.echo(f"added {name} version {v.version} (sha256 {v.sha256[:12]}, {v.filename})")
+
+
+def _check(name: str, path: Path, no_sandbox: bool) -> None:
+    """Play the check match; refuse the bot (exit 1) when it forfeits."""
+    import asyncio
+
+    from arena.botcheck import DECISIONS, OPPONENT, check_bot
+    from arena.matchrunner import sandbox_choice
+    from arena.sandbox import BotLaunchError, SandboxUnavailableError
+
+    sandbox = sandbox_choice(no_sandbox)
+    where = "sandboxed" if sandbox else "NOT sandboxed"
+    typer.echo(
+        f"checking {name}: a match against {OPPONENT} ({where}, up to {DECISIONS} decisions)...", err=True
+    )
+    try:
+        result = asyncio.run(check_bot(path, sandbox=sandbox))
+    except SandboxUnavailableError as exc:
+        raise fail(
+            f"cannot check {name}: {exc}; check it unsandboxed with --no-sandbox (only a bot you trust) "
+            f"or skip the check with --no-check"
+        ) from None
+    except BotLaunchError as exc:
+        raise fail(f"{name} was not registered: {exc}") from None
+    if result.passed:
+        typer.echo(f"check {result.summary()}", err=True)
+        return
+    lines = [
+        f"{name} was not registered: it forfeited its check match against {OPPONENT}: {result.summary()}"
+    ]
+    tail = result.stderr_tail.rstrip().splitlines()[-STDERR_LINES:]
+    if tail:
+        lines.append(f"its stderr, last {len(tail)} lines:")
+        lines += [f"  | {line}" for line in tail]
+    lines.append("fix the bot (try it with 'arena match PATH random'), or register it anyway with --no-check")
+    raise fail("\n".join(lines))
 
 
 @app.command("list")
 def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots")] = False) -> None:
     """List the registered bots."""
-    with database() as db:
+    with database(readonly=True) as db:
         infos = list_bots(db, include_removed=all_)
     if not infos:
         typer.echo("no bots registered; add one with 'arena bots add NAME PATH'")
@@ -77,14 +163,15 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
 @app.command("show")
 def show(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
     """Show a bot and all its versions."""
-    with database() as db:
+    with database(readonly=True) as db:
         bot, versions = bot_versions(db, name)
     status = f"removed {bot.removed_at:%Y-%m-%d %H:%M}" if bot.removed_at else "active"
     typer.echo(f"{bot.name} ({status}), {len(versions)} version(s)")
     for v in versions:
         typer.echo(
             f"  v{v.version}  {v.created_at:%Y-%m-%d %H:%M}  sha256 {v.sha256}  {v.filename}  "
-            f"{'kept running' if v.persistent else 'fresh per match'}\n      artifact {v.artifact}"
+            f"{'kept running' if v.persistent else 'fresh per match'}\n"
+            f"      artifact {artifact_path(v) if v.artifact else '-'}"
         )
 
 

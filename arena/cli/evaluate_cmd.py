@@ -26,10 +26,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from arena.botref import resolve_for_reading
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluate_runner import EvaluationPlan, EvaluationReport, Progress, run_evaluation
 from arena.evaluation import SprtConfig
-from arena.matchrunner import BotSpec, resolve_bot
+from arena.matchrunner import BotSpec
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError
 from arena.termui import StatusLine
@@ -37,9 +38,12 @@ from arena.termui import StatusLine
 
 def evaluate(
     candidate: Annotated[
-        str, typer.Argument(help="the bot to measure: script/executable path or sample name")
+        str,
+        typer.Argument(help="the bot to measure: a path, a registered bot (NAME or NAME@N) or a sample name"),
     ],
-    vs: Annotated[str, typer.Option("--vs", help="the baseline bot: path or sample name")],
+    vs: Annotated[
+        str, typer.Option("--vs", help="the baseline bot: a path, a registered bot or a sample name")
+    ],
     players: Annotated[
         int, typer.Option(min=2, max=4, help="2: both seatings; 3-4: one candidate vs the rest")
     ] = 2,
@@ -60,10 +64,11 @@ def evaluate(
     quiet: Annotated[bool, typer.Option(help="no progress line")] = False,
 ) -> None:
     """Measure CANDIDATE against the baseline with duplicate dice; report share, score and Elo."""
+    from arena.store.db import StoreError
+
     try:
-        cand = resolve_bot(candidate)
-        base = resolve_bot(vs)
-    except BotLaunchError as exc:
+        cand, base = (BotSpec(r.name, r.command) for r in resolve_for_reading([candidate, vs]))
+    except (BotLaunchError, StoreError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if cand.name == base.name:

@@ -5,30 +5,48 @@ from __future__ import annotations
 import asyncio
 import random
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from arena.botref import resolve
 from arena.engine.chance import SEED_LIMIT
-from arena.matchrunner import BotSpec, play_local_match, resolve_bot, sandbox_choice
+from arena.matchrunner import BotSpec, play_local_match, sandbox_choice
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
+if TYPE_CHECKING:
+    from arena.store.db import Database
+
+FORFEIT_EXIT = 3  # the match was played, and a bot forfeited it
+STDERR_LINES = 12  # lines of a crashed bot's stderr shown
+
 
 def match(
-    bots: Annotated[list[str], typer.Argument(help="2-4 bots: script/executable paths or sample names")],
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            help="2-4 bots, each a script/executable path, a registered bot (NAME or NAME@N) or a sample "
+            "name (greedy, invader, random, search)"
+        ),
+    ],
     seed: Annotated[
         int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="match seed (default: random)")
     ] = None,
     move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 1.0,
     bank: Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")] = 10.0,
     unlimited: Annotated[bool, typer.Option(help="no time limits (debugging)")] = False,
-    out: Annotated[Path | None, typer.Option(help="replay file (default: replays/<match id>.jsonl)")] = None,
-    logs: Annotated[Path, typer.Option(help="directory for the bots' stdout/stderr logs")] = Path("logs"),
+    out: Annotated[
+        Path | None, typer.Option(help="also write the replay to this file (it is stored in the database)")
+    ] = None,
+    logs: Annotated[
+        Path | None,
+        typer.Option(help="directory for the bots' stdout/stderr logs (default: <ARENA_HOME>/logs/matches)"),
+    ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress, only the result")] = False,
     no_sandbox: Annotated[
         bool, typer.Option("--no-sandbox", help="run the bots unsandboxed (only bots you trust)")
@@ -36,24 +54,88 @@ def match(
     cpu_time: Annotated[
         bool, typer.Option("--cpu-time", help="charge bots their CPU time instead of wall-clock time")
     ] = False,
+    record: Annotated[
+        bool,
+        typer.Option(help="store the match in the database (--no-record: only --out keeps the replay)"),
+    ] = True,
 ) -> None:
-    """Run one match between 2-4 bots launched as processes; show progress and the result."""
+    """Run one match between 2-4 bots launched as processes; show progress and the result.
+
+    The match is stored in the database under ARENA_HOME (see 'arena replays'); it does not count
+    in ratings.  Exit status: 0 when every bot played to the end, 3 when a bot forfeited (it
+    crashed, timed out, broke a rule, ...: the reason and its error are shown), 2 when the match
+    could not start (a bad bot reference, no sandbox).
+    """
     if not 2 <= len(bots) <= 4:
         raise typer.BadParameter(f"a match needs 2 to 4 bots, got {len(bots)}", param_hint="BOTS")
+    from arena.store.db import Database, StoreError, arena_home
+
+    db: Database | None = None
+    if record:
+        try:
+            db = Database()
+        except StoreError as exc:
+            typer.echo(f"error: {exc} (or play without the database: --no-record)", err=True)
+            raise typer.Exit(1) from None
     try:
-        specs = [resolve_bot(b) for b in bots]
-    except BotLaunchError as exc:
+        _play(
+            db,
+            bots,
+            seed,
+            move_time,
+            bank,
+            unlimited,
+            out,
+            logs or arena_home() / "logs" / "matches",
+            quiet,
+            no_sandbox,
+            cpu_time,
+        )
+    finally:
+        if db is not None:
+            db.close()
+
+
+def _play(
+    db: Database | None,
+    bots: list[str],
+    seed: int | None,
+    move_time: float,
+    bank: float,
+    unlimited: bool,
+    out: Path | None,
+    logs: Path,
+    quiet: bool,
+    no_sandbox: bool,
+    cpu_time: bool,
+) -> None:
+    from arena.store.db import StoreError
+    from arena.store.tournaments import record_failure, record_result
+
+    try:
+        resolved = [resolve(b, db) for b in bots]
+    except (BotLaunchError, StoreError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    specs = _unique_names(specs)
+    specs = _unique_names([BotSpec(r.name, r.command) for r in resolved])
     seed = random.randrange(SEED_LIMIT) if seed is None else seed
     control = TimeControl(unlimited=True) if unlimited else TimeControl(move_time, bank, cpu=cpu_time)
     sandbox = sandbox_choice(no_sandbox)
     console = make_console(stderr=True)
-    match_id = f"m{seed % 10**8:08d}-{random.randrange(16**4):04x}"
-    console.print(
-        f"match {match_id}: {' vs '.join(s.name for s in specs)}  seed {seed}  {control.describe()}"
-    )
+    stored: int | None = None
+    if db is not None:
+        from arena.botref import stored_version
+        from arena.store.adhoc import start_adhoc_match
+
+        try:
+            ids = [stored_version(db, r).id for r in resolved]
+            stored = start_adhoc_match(db, seed, [i for i in ids if i is not None])
+        except StoreError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    match_id = f"m{stored}" if stored is not None else f"m{seed % 10**8:08d}-{random.randrange(16**4):04x}"
+    label = f"match {stored}" if stored is not None else f"match {match_id}"
+    console.print(f"{label}: {' vs '.join(s.name for s in specs)}  seed {seed}  {control.describe()}")
     progress = _Progress(console, quiet)
     try:
         result = asyncio.run(
@@ -62,16 +144,43 @@ def match(
             )
         )
     except (BotLaunchError, SandboxUnavailableError) as exc:
+        progress.close()
+        if db is not None and stored is not None:
+            record_failure(db, stored, str(exc))
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except BaseException:
+        progress.close()
+        if db is not None and stored is not None:
+            record_failure(db, stored, "interrupted")
+        raise
     progress.close()
-    path = out or Path("replays") / f"{match_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(result.replay, encoding="utf-8")
+    if db is not None and stored is not None:
+        record_result(db, stored, result)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(result.replay, encoding="utf-8")
     make_console().print(result_table(result))
     for f in result.forfeits:
-        console.print(f"seat {f.seat} forfeited: {f.reason}: {f.detail}")
-    console.print(f"replay: {path}   bot logs: {logs}/")
+        name = specs[f.seat].name
+        console.print(
+            f"seat {f.seat} ({name}) forfeited: {f.reason}: {f.detail}", markup=False, highlight=False
+        )
+        log = logs / f"{match_id}-seat{f.seat}-{name}.stderr.log"
+        tail = str(f.evidence.get("stderr_tail", "")) if f.reason == "crashed" else ""
+        if tail.strip():
+            lines = tail.rstrip().splitlines()[-STDERR_LINES:]
+            console.print(f"  its stderr, last {len(lines)} lines (all of it: {log}):", markup=False)
+            for line in lines:
+                console.print(f"  | {line}", markup=False, highlight=False)
+    kept = [f"stored as match {stored} ('arena replays show {stored}')"] if stored is not None else []
+    if out is not None:
+        kept.append(f"replay: {out}")
+    elif stored is None:
+        kept.append("replay not kept (--no-record without --out)")
+    console.print(f"{'   '.join(kept)}   bot logs: {logs}/", markup=False, highlight=False)
+    if result.forfeits:
+        raise typer.Exit(FORFEIT_EXIT)
 
 
 def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
@@ -107,7 +216,11 @@ class _Progress(StatusLine):
 
 def result_table(result: MatchResult) -> Table:
     """The match result as a table: one row per seat, best first."""
-    table = Table(title=f"match {result.match_id} ({result.termination}, {result.duration:.1f}s)")
+    from arena.endings import match_label, seat_label
+
+    offenders = [(result.seats[f.seat].name, str(f.reason)) for f in result.forfeits]
+    ending = match_label(result.termination, offenders)
+    table = Table(title=f"match {result.match_id} (end: {ending}, {result.duration:.1f}s)")
     for col, justify in (
         ("place", "right"),
         ("seat", "right"),
@@ -126,7 +239,7 @@ def result_table(result: MatchResult) -> Table:
             str(s.seat),
             s.name,
             str(s.score),
-            s.termination,
+            seat_label(s.termination, s.placing),
             str(s.decisions),
             f"{s.think_total:.3f}s",
             f"{s.think_max * 1000:.1f}ms",

@@ -25,6 +25,10 @@ from .models import Bot, BotVersion, MatchSeat, utcnow
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 PYTHON = "{python}"  # stands for the arena's own interpreter in stored commands
+ARTIFACT = "{artifact}"  # stands for the stored copy's path in stored commands
+FILE_PREFIX = "file:"  # bots used by path without registering them (never a registered name)
+MAX_BOT_MB_ENV = "ARENA_MAX_BOT_MB"
+DEFAULT_MAX_BOT_MB = 50.0
 
 
 class BotRegistryError(StoreError):
@@ -58,44 +62,84 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def stored_command(command: list[str]) -> str:
-    """The command as stored: the arena's interpreter replaced by a placeholder."""
-    return json.dumps([PYTHON if part == sys.executable else part for part in command])
+def stored_command(command: list[str], artifact: Path | None = None) -> str:
+    """The command as stored: the arena's interpreter and the artifact's path replaced by
+    placeholders, so that the data directory can move (and the arena be reinstalled)."""
+    where = str(artifact.resolve()) if artifact is not None else None
+    return json.dumps(
+        [PYTHON if part == sys.executable else ARTIFACT if part == where else part for part in command]
+    )
+
+
+def artifact_path(version: BotVersion) -> Path:
+    """Where ``version``'s stored copy is on this machine.
+
+    Stored paths are relative to the data directory (``artifacts/<sha256>/<filename>``).  Older
+    databases hold absolute paths: one that no longer exists (the data directory moved) is
+    looked up under the current data directory by its ``artifacts/<sha256>/<filename>`` tail.
+    """
+    stored = Path(version.artifact)
+    if not stored.is_absolute():
+        return arena_home().resolve() / stored
+    if stored.exists() or len(stored.parts) < 3 or stored.parts[-3] != "artifacts":
+        return stored
+    return arena_home().resolve() / "artifacts" / stored.parts[-2] / stored.parts[-1]
 
 
 def command_of(version: BotVersion) -> list[str]:
-    """The argv that launches ``version`` on this machine."""
-    return [sys.executable if part == PYTHON else part for part in json.loads(version.command)]
+    """The argv that launches ``version`` on this machine (either stored form: placeholders, or
+    the absolute artifact path of older databases)."""
+    parts = json.loads(version.command)
+    here = str(artifact_path(version)) if version.artifact else ""
+    legacy = version.artifact if Path(version.artifact).is_absolute() else None
+    return [
+        sys.executable if part == PYTHON else here if part in (ARTIFACT, legacy) else part for part in parts
+    ]
 
 
-def _bot(session: Session, name: str, *, include_removed: bool = False) -> Bot:
-    bot = session.exec(select(Bot).where(Bot.name == name)).first()
-    if bot is None or (bot.removed_at is not None and not include_removed):
-        names = [b for b in session.exec(select(Bot.name).where(col(Bot.removed_at).is_(None))).all()]
-        close = difflib.get_close_matches(name, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see 'arena bots list'"
-        raise UnknownBotError(f"no bot named {name!r}{hint}")
-    return bot
+def max_bot_bytes(max_mb: float | None = None) -> int:
+    """The size limit of a bot file: ``max_mb``, else ``$ARENA_MAX_BOT_MB``, else 50 MB."""
+    if max_mb is None:
+        text = os.environ.get(MAX_BOT_MB_ENV, "")
+        try:
+            max_mb = float(text) if text else DEFAULT_MAX_BOT_MB
+        except ValueError:
+            raise BotRegistryError(f"{MAX_BOT_MB_ENV}={text!r} is not a number of megabytes") from None
+    if max_mb <= 0:
+        raise BotRegistryError(f"the bot size limit must be positive, got {max_mb:g} MB")
+    return int(max_mb * 1_000_000)
 
 
-def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> BotVersion:
-    """Register ``path`` as the newest version of bot ``name`` (creating the bot if needed).
+def check_bot_file(path: Path, max_bytes: int | None = None) -> list[str]:
+    """Check that ``path`` can be a bot: an existing, non-empty file of at most ``max_bytes``
+    (default :func:`max_bot_bytes`) that the launcher knows how to start; return its argv.
 
-    The file is copied into the content-addressed artifact store, so later changes to ``path``
-    do not change the version.  Raises :class:`BotRegistryError` for a bad name or file and
-    :class:`DuplicateUploadError` when the file equals the current version (for a removed bot,
-    that file brings the bot back instead).
+    Raises :class:`BotRegistryError` saying what is wrong and what to do.
     """
-    if not NAME_RE.match(name):
-        raise BotRegistryError(
-            f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)"
-        )
     path = Path(path)
+    limit = max_bot_bytes() if max_bytes is None else max_bytes
+    if path.is_dir():
+        raise BotRegistryError(
+            f"{path} is a directory, not a file: give the bot's one file (its script or executable; "
+            f"bundle a multi-file bot into one file, e.g. a Python zipapp)"
+        )
+    if path.exists():
+        size = path.stat().st_size
+        if size == 0:
+            raise BotRegistryError(f"{path} is empty: a bot is a script or an executable")
+        if size > limit:
+            raise BotRegistryError(
+                f"{path} is {size / 1e6:.1f} MB, over the {limit / 1e6:g} MB limit for a bot file; "
+                f"raise it with --max-size MB or {MAX_BOT_MB_ENV} if that is really the bot"
+            )
     try:
-        launch_command(path)
+        return launch_command(path)
     except BotLaunchError as exc:
         raise BotRegistryError(str(exc)) from None
-    digest = sha256_file(path)
+
+
+def _store_artifact(path: Path, digest: str) -> Path:
+    """Copy ``path`` into the content-addressed store (once); return the copy's path."""
     store = arena_home() / "artifacts" / digest
     target = store / path.name
     if not target.exists():
@@ -105,7 +149,48 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
         mode = os.stat(path).st_mode
         os.chmod(tmp, (mode | stat.S_IRUSR) & ~(stat.S_IWGRP | stat.S_IWOTH))
         os.replace(tmp, target)
-    command = stored_command(launch_command(target))
+    return target
+
+
+def _relative_artifact(digest: str, filename: str) -> str:
+    return f"artifacts/{digest}/{filename}"
+
+
+def _bot(session: Session, name: str, *, include_removed: bool = False) -> Bot:
+    bot = session.exec(select(Bot).where(Bot.name == name)).first()
+    if bot is None or (bot.removed_at is not None and not include_removed) or is_file_bot(name):
+        names = [
+            b
+            for b in session.exec(select(Bot.name).where(col(Bot.removed_at).is_(None))).all()
+            if not is_file_bot(b)
+        ]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see 'arena bots list'"
+        raise UnknownBotError(f"no bot named {name!r}{hint}")
+    return bot
+
+
+def add_bot(
+    db: Database, name: str, path: Path, *, persistent: bool = True, max_bytes: int | None = None
+) -> BotVersion:
+    """Register ``path`` as the newest version of bot ``name`` (creating the bot if needed).
+
+    The file is copied into the content-addressed artifact store, so later changes to ``path``
+    do not change the version; the version stores the copy's path relative to the data
+    directory.  Raises :class:`BotRegistryError` for a bad name or file (missing, a directory,
+    empty, over ``max_bytes`` (default :func:`max_bot_bytes`), not launchable) and
+    :class:`DuplicateUploadError` when the file equals the current version (for a removed bot,
+    that file brings the bot back instead).
+    """
+    if not NAME_RE.match(name):
+        raise BotRegistryError(
+            f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)"
+        )
+    path = Path(path)
+    check_bot_file(path, max_bytes)
+    digest = sha256_file(path)
+    target = _store_artifact(path, digest)
+    command = stored_command(launch_command(target), target)
     restored = False
     with db.session() as session:
         bot = session.exec(select(Bot).where(Bot.name == name)).first()
@@ -133,7 +218,7 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
             version=(latest.version + 1) if latest else 1,
             sha256=digest,
             filename=path.name,
-            artifact=str(target.resolve()),
+            artifact=_relative_artifact(digest, path.name),
             command=command,
             persistent=persistent,
         )
@@ -141,6 +226,71 @@ def add_bot(db: Database, name: str, path: Path, *, persistent: bool = True) -> 
         session.flush()
         session.refresh(version)
         return version
+
+
+def same_as_current(db: Database, name: str, path: Path) -> BotVersion | None:
+    """The latest version of bot ``name`` when ``path`` holds exactly its file (adding it again
+    changes nothing, or brings a removed bot back), else None."""
+    digest = sha256_file(path)
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        if bot is None:
+            return None
+        latest = session.exec(
+            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+        ).first()
+        return latest if latest is not None and latest.sha256 == digest else None
+
+
+def file_version(db: Database, path: Path, *, max_bytes: int | None = None) -> BotVersion:
+    """The version under which a bot used by its path (not registered) is recorded.
+
+    Such bots live under the name ``file:<filename>`` (which no registered name can take), one
+    version per distinct content, and stay out of ``arena bots list`` and name lookups.  The file
+    is stored like a registered bot's, so the record can be replayed and re-run later.
+    """
+    path = Path(path)
+    check_bot_file(path, max_bytes)
+    digest = sha256_file(path)
+    name = (FILE_PREFIX + path.name)[:64]
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        if bot is not None:
+            found = session.exec(
+                select(BotVersion).where(BotVersion.bot_id == bot.id, BotVersion.sha256 == digest)
+            ).first()
+            if found is not None:
+                return found
+    target = _store_artifact(path, digest)
+    command = stored_command(launch_command(target), target)
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        if bot is None:
+            bot = Bot(name=name)
+            session.add(bot)
+            session.flush()
+        assert bot.id is not None
+        latest = session.exec(
+            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+        ).first()
+        version = BotVersion(
+            bot_id=bot.id,
+            version=(latest.version + 1) if latest else 1,
+            sha256=digest,
+            filename=path.name,
+            artifact=_relative_artifact(digest, path.name),
+            command=command,
+            persistent=True,
+        )
+        session.add(version)
+        session.flush()
+        session.refresh(version)
+        return version
+
+
+def is_file_bot(name: str) -> bool:
+    """Whether ``name`` is that of a bot used by path (see :func:`file_version`)."""
+    return name.startswith(FILE_PREFIX)
 
 
 def add_remote_bot(db: Database, name: str) -> tuple[BotVersion, str]:
@@ -191,7 +341,7 @@ def remote_versions(db: Database) -> list[tuple[BotVersion, str]]:
 def list_bots(db: Database, *, include_removed: bool = False) -> list[BotInfo]:
     """Every bot with its latest version, by name."""
     with db.session() as session:
-        query = select(Bot).order_by(Bot.name)
+        query = select(Bot).where(col(Bot.name).not_like(f"{FILE_PREFIX}%")).order_by(Bot.name)
         if not include_removed:
             query = query.where(col(Bot.removed_at).is_(None))
         out = []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from arena.botref import resolve, stored_version
 from arena.sandbox.limits import SandboxLimits
-from arena.store.bots import resolve_version
 from arena.store.db import Database
-from arena.store.models import Tournament
+from arena.store.models import BotVersion, Tournament
 from arena.store.tournaments import create_tournament
 
 from .pairing import gauntlet, round_robin
@@ -32,7 +32,9 @@ def create(
     sandbox: SandboxLimits | None = None,
     cpu_clock: bool = False,
 ) -> Tournament:
-    """Store a new tournament of registered ``bots`` (``name`` or ``name@N``).
+    """Store a new tournament of ``bots``: registered names (``name`` or ``name@N``), sample
+    names or bot files (see :mod:`arena.botref`; a sample bot is registered under its name, a
+    file is stored as ``file:<filename>``).
 
     Round robin: every table of each of ``table_sizes`` bots, ``games`` seeds per table, each
     seed under every seat rotation.  Gauntlet: ``candidate`` against tables drawn from ``bots``.
@@ -57,10 +59,10 @@ def create(
             raise TournamentConfigError("a gauntlet needs --candidate")
         if candidate in refs:
             raise TournamentConfigError("the candidate must not also be in the field")
-        versions = [resolve_version(db, candidate)] + [resolve_version(db, b) for b in refs]
+        versions = [_version(db, candidate)] + [_version(db, b) for b in refs]
         n_field = len(refs)
     else:
-        versions = [resolve_version(db, b) for b in refs]
+        versions = [_version(db, b) for b in refs]
         n_field = len(versions)
     plan: list[tuple[int, str, tuple[int, ...]]] = []
     for k in table_sizes:
@@ -97,3 +99,8 @@ def create(
             "cpu_clock": cpu_clock,
         },
     )
+
+
+def _version(db: Database, ref: str) -> BotVersion:
+    """The stored version a tournament plays for ``ref`` (the one resolution of bot references)."""
+    return stored_version(db, resolve(ref, db))

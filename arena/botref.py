@@ -1,0 +1,194 @@
+"""One way to name a bot, everywhere (``arena match``, ``arena evaluate``, tournaments).
+
+A bot reference is, tried in this order:
+
+1. a path to an existing file (or anything with a ``/`` in it: then it must be a file);
+2. a registered bot: ``NAME`` (its newest version) or ``NAME@N`` (version N);
+3. a sample bot shipped in ``bots/``: ``greedy``, ``invader``, ``random``, ``search``.
+
+A reference that is none of these is refused with a :class:`BotRefError` listing what was tried.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.sandbox.launcher import BotLaunchError, launch_command
+
+if TYPE_CHECKING:
+    from arena.store.db import Database
+    from arena.store.models import BotVersion
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES_DIR = REPO / "bots"
+SAMPLE_SUFFIX = "_bot.py"
+
+
+class BotRefError(BotLaunchError):
+    """A bot reference that names no bot; the message says what was tried."""
+
+
+def sample_bots() -> dict[str, Path]:
+    """The sample bots by name: every ``bots/<name>_bot.py``."""
+    if not SAMPLES_DIR.is_dir():
+        return {}
+    return {
+        p.name.removesuffix(SAMPLE_SUFFIX): p
+        for p in sorted(SAMPLES_DIR.glob(f"*{SAMPLE_SUFFIX}"))
+        if p.is_file()
+    }
+
+
+@dataclass(frozen=True)
+class ResolvedBot:
+    """What a reference names.  ``kind`` is ``path``, ``registered`` or ``sample``; ``path`` is the
+    file (for a registered bot, its stored copy); ``version_id`` the registered version."""
+
+    ref: str
+    kind: str
+    name: str
+    command: tuple[str, ...]
+    path: Path | None = None
+    version_id: int | None = None
+
+    def describe(self) -> str:
+        """``random (sample bot)``, ``mybot@2 (registered)``, ``bad (file ./bad.py)``."""
+        if self.kind == "path":
+            return f"{self.name} (file {self.ref})"
+        return f"{self.name} ({'sample bot' if self.kind == 'sample' else 'registered'})"
+
+
+def _looks_like_path(ref: str) -> bool:
+    return "/" in ref or os.sep in ref or ref.startswith(".") or ref.startswith("~")
+
+
+def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> ResolvedBot:
+    """Resolve ``ref`` (see the module docstring).  Without ``db`` registered names are not
+    looked up (and the error says so, or says ``no_db``: why there is none).  Raises
+    :class:`BotRefError`."""
+    path = Path(ref).expanduser()
+    if path.exists() or _looks_like_path(ref):
+        if not path.exists():
+            raise BotRefError(
+                f"{ref}: no such file ({path.resolve()}); a name with '/' is read as a path. "
+                f"Give the path of the bot's script or executable."
+            )
+        try:
+            command = launch_command(path)
+        except BotLaunchError as exc:
+            raise BotRefError(str(exc)) from None
+        return ResolvedBot(ref, "path", path.stem or path.name, tuple(command), path=path)
+    tried = [f"not a file: no {path.resolve()}"]
+    if db is not None:
+        registered, why = _registered(ref, db)
+        if registered is not None:
+            return registered
+        tried.append(why)
+    else:
+        tried.append(no_db or "registered bots were not looked up here")
+    samples = sample_bots()
+    if ref in samples:
+        return ResolvedBot(ref, "sample", ref, tuple(launch_command(samples[ref])), path=samples[ref])
+    tried.append(f"not a sample bot ({', '.join(samples) or 'none found in ' + str(SAMPLES_DIR)})")
+    raise BotRefError(f"no bot {ref!r}: " + "; ".join(tried))
+
+
+def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
+    """The registered bot ``ref`` names, or (None, why not)."""
+    from arena.store.bots import NAME_RE, UnknownBotError, artifact_path, command_of, resolve_version
+
+    name, at, _ = ref.partition("@")
+    where = f"in the database {_shown(db)}"
+    if not NAME_RE.match(name):
+        return None, f"not a registered bot name {where}"
+    try:
+        version = resolve_version(db, ref)
+    except UnknownBotError as exc:
+        if at:  # name@N asks for a registered version and nothing else
+            raise BotRefError(f"{exc} ({where})") from None
+        if _removed(db, name):  # removed from new matches: not silently replaced by a sample
+            raise UnknownBotError(
+                f"{exc} ({where}: {name} was removed; 'arena bots add {name} PATH' brings it back)"
+            ) from None
+        return None, f"not a registered bot {where} ({exc})"
+    if version.kind != "local":
+        raise BotRefError(
+            f"{ref} is a remote bot: it connects in by itself ('arena serve'), it cannot be launched here"
+        )
+    display = ref if at else name
+    return (
+        ResolvedBot(
+            ref, "registered", display, tuple(command_of(version)), artifact_path(version), version.id
+        ),
+        "",
+    )
+
+
+def _shown(db: Database) -> str:
+    with contextlib.suppress(Exception):
+        from sqlalchemy.engine import make_url
+
+        return make_url(db.url).render_as_string(hide_password=True)
+    return "(unknown)"
+
+
+def stored_version(db: Database, bot: ResolvedBot) -> BotVersion:
+    """The version under which ``bot`` is recorded in the store (for match records and
+    tournaments).  A registered bot is its version; a sample bot is registered under its own name
+    the first time it is needed (as ``arena demo`` does), unless that name belongs to another
+    bot; a file used by path is recorded as ``file:<filename>`` (see
+    :func:`arena.store.bots.file_version`)."""
+    from sqlmodel import select
+
+    from arena.store.bots import add_bot, file_version
+    from arena.store.models import Bot, BotVersion
+
+    if bot.kind == "registered":
+        assert bot.version_id is not None
+        with db.session() as session:
+            version = session.get(BotVersion, bot.version_id)
+            assert version is not None
+            return version
+    assert bot.path is not None
+    if bot.kind == "sample":
+        with db.session() as session:
+            owner = session.exec(select(Bot).where(Bot.name == bot.name)).first()
+        if owner is None:
+            return add_bot(db, bot.name, bot.path)
+    return file_version(db, bot.path)
+
+
+def resolve_for_reading(refs: list[str]) -> list[ResolvedBot]:
+    """Resolve ``refs`` for a command that only reads the store (``arena evaluate``): the
+    database is opened read-only, and only when some reference is not a path; a missing
+    database means no registered bots (the error then says so).  Raises :class:`BotRefError`
+    (and :class:`arena.store.db.StoreError` for a database that cannot be read)."""
+    if all(Path(r).expanduser().exists() or _looks_like_path(r) for r in refs):
+        return [resolve(r) for r in refs]
+    from arena.store.db import Database, NoDatabaseError
+
+    no_db = ""
+    try:
+        db: Database | None = Database(readonly=True)
+    except NoDatabaseError as exc:
+        db, no_db = None, f"not a registered bot ({exc})"
+    try:
+        return [resolve(r, db, no_db=no_db) for r in refs]
+    finally:
+        if db is not None:
+            db.close()
+
+
+def _removed(db: Database, name: str) -> bool:
+    """Whether ``name`` is a registered bot that was removed."""
+    from sqlmodel import col, select
+
+    from arena.store.models import Bot
+
+    with db.session() as session:
+        found = session.exec(select(Bot.id).where(Bot.name == name, col(Bot.removed_at).is_not(None)))
+        return found.first() is not None

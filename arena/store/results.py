@@ -46,7 +46,8 @@ def _finished(db: Database, tournament_id: int | None) -> tuple[list[Match], dic
             # schedule order: the same for every run of the tournament, however many in parallel
             query = query.where(Match.tournament_id == tournament_id)
             query = query.order_by(col(Match.ordinal), col(Match.id))
-        else:
+        else:  # stand-alone matches ('arena match': no tournament) are not rated
+            query = query.where(col(Match.tournament_id).is_not(None))
             query = query.order_by(col(Match.finished_at), col(Match.id))
         matches = list(session.exec(query).all())
         ids = [m.id for m in matches]

@@ -47,6 +47,7 @@ from sqlmodel import col, select
 
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import SandboxUnavailableError, bwrap_problem
+from arena.store.bots import artifact_path as stored_artifact
 from arena.store.db import Database, arena_home
 from arena.store.lease import LeaseHolder, coordinator_lease
 from arena.store.models import BotVersion
@@ -282,8 +283,8 @@ def artifacts_of(db: Database, tasks: Sequence[MatchTask]) -> dict[int, Artifact
     with db.session() as session:
         for v in session.exec(select(BotVersion).where(col(BotVersion.id).in_(ids))).all():
             if v.id is not None and v.kind == "local" and v.artifact:
-                executable = os.access(v.artifact, os.X_OK)
-                out[v.id] = Artifact(v.sha256, v.filename, v.artifact, executable)
+                origin = str(stored_artifact(v))  # stored relative to the data directory
+                out[v.id] = Artifact(v.sha256, v.filename, origin, os.access(origin, os.X_OK))
     return out
 
 

@@ -15,6 +15,7 @@ from arena.engine import FACES, LOUNGERS, State, reachable, replay, to_snapshot
 from arena.engine.board import blocked_by
 from arena.engine.record import Replay
 from arena.store.tournaments import load_replay
+from arena.web.viewdata import format_ms
 
 from .conftest import REPO, Site
 
@@ -149,7 +150,8 @@ def get(url: str) -> tuple[int, Any]:
 
 def test_every_step_shows_the_engines_state(page: Any, site: Site) -> None:
     """Walk the whole replay: the board, dice, scores and supplies equal the engine's state, and
-    the event panel names who acted, the legal alternatives and the chosen one."""
+    the event panel names who acted, the legal alternatives and the chosen one, the think time
+    (formatted by the server's one rule, format_ms) and the seed exactly."""
     mid = site.arena.matches[0]
     rep = engine_replay(site, mid)
     open_match(page, site, mid)
@@ -167,9 +169,10 @@ def test_every_step_shows_the_engines_state(page: Any, site: Site) -> None:
             assert dom["legal"] == event["legal"]
             assert dom["chosen"] == event["action"]
             if "ms" in event:
-                assert f"think time {event['ms']:.1f} ms" in dom["meta"]
+                assert f"think time {format_ms(event['ms'])} ms" in dom["meta"]
         else:
             assert dom["text"] == "throw: " + event["throw"].removeprefix("throw ").replace(",", ", ")
+            assert f"the dice stream of seed {rep.header['seed']}" in dom["meta"]
 
 
 def test_step_with_buttons_keys_and_slider(page: Any, site: Site, shots: Path) -> None:
@@ -235,6 +238,29 @@ def test_deep_link_and_autoplay(page: Any, site: Site) -> None:
     assert dom["step"] == stopped and shown_board(dom) == expected_board(rep.states[stopped])
 
 
+def test_step_in_the_address_is_followed_on_an_open_page(page: Any, site: Site) -> None:
+    """Changing ``#step=N`` on an open page (typed, pasted, back/forward) shows step N."""
+    mid = site.arena.matches[0]
+    rep = engine_replay(site, mid)
+    open_match(page, site, mid, step=5)
+    assert read(page)["step"] == 5
+    page.evaluate("() => { location.hash = '#step=17'; }")
+    page.wait_for_function("() => window.poolViewer.step === 17", timeout=10_000)
+    dom = read(page)
+    assert shown_board(dom) == expected_board(rep.states[17])
+    page.goto(f"{site.url}/matches/{mid}#step=33")  # same document: only the hash changes
+    page.wait_for_function("() => window.poolViewer.step === 33", timeout=10_000)
+    assert shown_board(read(page)) == expected_board(rep.states[33])
+    page.go_back()  # back to #step=17 (go() replaces entries, it does not add them)
+    page.wait_for_function("() => window.poolViewer.step === 17", timeout=10_000)
+    page.click("#btn-play")
+    page.evaluate("() => { location.hash = '#step=2'; }")
+    page.wait_for_function("() => window.poolViewer.step === 2", timeout=10_000)
+    assert page.get_attribute("#viewer", "data-playing") == "0"  # a jump stops autoplay
+    page.wait_for_timeout(300)
+    assert read(page)["step"] == 2
+
+
 def test_forfeit_is_shown_with_its_reason(page: Any, site: Site, shots: Path) -> None:
     mid = site.arena.forfeit_matches[0]
     rep = engine_replay(site, mid)
@@ -256,8 +282,10 @@ def test_forfeit_is_shown_with_its_reason(page: Any, site: Site, shots: Path) ->
     page.screenshot(path=str(shots / "viewer-forfeit.png"))
 
 
-def test_board_screenshot_for_the_readme(page: Any, site: Site, shots: Path) -> None:
-    """A mid-game picture of a 3-player match; also written to docs/viewer.png when it changed."""
+def test_mid_game_picture_shows_the_engines_state(page: Any, site: Site, shots: Path) -> None:
+    """A mid-game picture of a 3-player match (saved under the test's temporary folder only: a
+    test never rewrites a tracked file): what it shows is the engine's state at that step, every
+    seat's score and supplies included, and the seat cards show the final result."""
     mid = site.arena.forfeit_matches[-1]
     rep = engine_replay(site, mid)
     step = next(
@@ -269,14 +297,25 @@ def test_board_screenshot_for_the_readme(page: Any, site: Site, shots: Path) -> 
     )
     open_match(page, site, mid, step=step)
     page.set_viewport_size({"width": 1500, "height": 900})
-    assert read(page)["phase"] == "action"
-    path = shots / "viewer.png"
-    page.locator("#viewer").screenshot(path=str(path))
+    dom = read(page)
+    state = rep.states[step]
+    assert dom["step"] == step and shown_board(dom) == expected_board(state)
+    assert dom["phase"] == "action" and any(lo["reachable"] == "1" for lo in dom["loungers"].values())
+    snap = to_snapshot(state)
+    texts = page.eval_on_selector_all(
+        "g.player",
+        "gs => gs.map(g => [g.querySelector('.player-score').textContent,"
+        " g.querySelector('.player-line').textContent])",
+    )
+    assert texts == [
+        [str(snap["scores"][p]), f"supply: {snap['towels'][p]} towels · {snap['figures'][p]} figures"]
+        for p in range(snap["players"])
+    ]
+    cards = page.eval_on_selector_all(".seat-card .pts", "es => es.map(e => e.textContent)")
+    assert cards == [f"{score} pts" for score in rep.result["scores"]]
+    page.locator("#viewer").screenshot(path=str(shots / "viewer.png"))
     page.screenshot(path=str(shots / "match-page.png"), full_page=True)
-    docs = REPO / "docs" / "viewer.png"
-    if not docs.exists() or docs.read_bytes() != path.read_bytes():
-        docs.parent.mkdir(exist_ok=True)
-        docs.write_bytes(path.read_bytes())
+    assert (shots / "viewer.png").stat().st_size > 10_000
 
 
 # ---- the other pages -----------------------------------------------------------------------

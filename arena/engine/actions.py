@@ -105,7 +105,12 @@ def _catalogue() -> dict[str, Action]:
 
 
 ACTIONS_BY_TEXT: Final = _catalogue()
-_COUNT_RE: Final = re.compile(r"[1-9][0-9]*\Z")
+# A count is a positive integer without leading zeros, of at most two ASCII digits: a KEEP never sets
+# aside more than 5 dice, so a longer number is no count at all (and is never converted, however
+# long the text a bot sends).  ``[0-9]`` and ``\Z``, not ``\d`` and ``$``: no other script's
+# digits, no trailing newline.
+MAX_COUNT: Final = 99
+_COUNT_RE: Final = re.compile(r"[1-9][0-9]?\Z")
 
 
 def parse_action(text: str) -> Action:
@@ -113,13 +118,20 @@ def parse_action(text: str) -> Action:
 
     Well-formed actions that can never be legal (``keep green=6``, ``flip five-1``) parse; the
     rules reject them as illegal.  Colours in a KEEP must appear in the order of section 6,
-    once each; counts are positive integers without leading zeros.
+    once each; counts are positive integers without leading zeros, at most :data:`MAX_COUNT`.
+
+    Total: for any argument whatever (any text, however long, with any code points, or not
+    text at all) this returns an :class:`Action` or raises :class:`InvalidActionError`, and
+    ``parse_action(str(action)) == action`` for every action it returns.
     """
-    action = ACTIONS_BY_TEXT.get(text)
+    try:
+        action = ACTIONS_BY_TEXT.get(text)
+    except TypeError:  # unhashable: certainly not text
+        action = None
     if action is not None:
         return action
     if not isinstance(text, str):
-        raise InvalidActionError(repr(text), "an action must be text")
+        raise InvalidActionError(repr(text)[:200], "an action must be text")
     word, sep, arg = text.partition(" ")
     if word in ("stop", "chip", "pass"):
         raise InvalidActionError(text, f"{word!r} takes no argument")
@@ -149,7 +161,9 @@ def _parse_keep(text: str, arg: str) -> tuple[int, ...]:
         if name not in COLOURS:
             raise InvalidActionError(text, f"unknown colour {name!r} (colours: {', '.join(COLOURS)})")
         if not eq or not _COUNT_RE.match(num):
-            raise InvalidActionError(text, f"count for {name} must be a positive integer")
+            raise InvalidActionError(
+                text, f"count for {name} must be a whole number from 1 to {MAX_COUNT} (no leading zeros)"
+            )
         colour = COLOURS.index(name)
         if colour <= last:
             raise InvalidActionError(text, "colours must appear once each, in the order " + ",".join(COLOURS))

@@ -23,7 +23,10 @@ class InvalidActionError(NotationError):
         self.text = text
         self.reason = reason
         where = f" ({context})" if context else ""
-        super().__init__(f"malformed action {text!r}{where}: {reason}")
+        shown = repr(text)
+        if len(shown) > 80:  # a bot may send 64 KiB: keep the reason readable
+            shown = f"{text[:60]!r}... ({len(text)} characters)"
+        super().__init__(f"malformed action {shown}{where}: {reason}")
 
 
 class IllegalActionError(EngineError, ValueError):

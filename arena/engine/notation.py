@@ -1,7 +1,9 @@
 """Canonical text for faces, throws, loungers and track fields (rules.md section 6).
 
 Actions have their notation in :mod:`arena.engine.actions`.  Parsing is strict: text that is not
-exactly canonical raises :class:`NotationError` saying what was expected.
+exactly canonical raises :class:`NotationError` saying what was expected.  Every ``parse_*``
+function is total: for any argument (any text, or not text at all) it returns its value or
+raises :class:`NotationError`, never anything else.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ def parse_face(text: str) -> int:
     """The face id of a face name."""
     try:
         return _FACE_ID[text]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: unhashable, so not a name
         raise NotationError(f"unknown face {text!r} (faces: {', '.join(FACES)})") from None
 
 
@@ -52,6 +54,8 @@ def format_counts(counts: Sequence[int]) -> str:
 
 def parse_throw(text: str) -> tuple[int, ...]:
     """Parse ``throw f1,f2,...`` (faces in canonical order) into face ids."""
+    if not isinstance(text, str):
+        raise NotationError(f"a throw must be text like 'throw green,red', got {type(text).__name__}")
     word, sep, rest = text.partition(" ")
     if word != "throw" or not sep or not rest:
         raise NotationError(f"expected 'throw <face>,<face>,...', got {text!r}")
@@ -63,7 +67,7 @@ def parse_throw(text: str) -> tuple[int, ...]:
 
 def parse_lounger(text: str) -> Lounger:
     """The lounger named ``text`` (``green-4a``, ``purple-3``, ``five-1``)."""
-    lounger = LOUNGER_BY_NAME.get(text)
+    lounger = LOUNGER_BY_NAME.get(text) if isinstance(text, str) else None
     if lounger is None:
         raise NotationError(f"unknown lounger {text!r} (e.g. green-4a, purple-3, five-1)")
     return lounger
@@ -71,6 +75,8 @@ def parse_lounger(text: str) -> Lounger:
 
 def parse_track(text: str) -> int:
     """The lifeguard position named ``text`` (``-1`` for ``diving-board``)."""
+    if not isinstance(text, str):
+        raise NotationError(f"a track field must be text, got {type(text).__name__}")
     try:
         return TRACK_NAMES.index(text) - 1
     except ValueError:

@@ -5,15 +5,17 @@ Writing: :class:`RecordWriter` collects the events of a game as it is played.  R
 raises :class:`ReplayError` naming the line and the reason.
 
 Extensions used by the referee (all optional, ignored where not understood): extra keys on any
-line (e.g. ``"ms"`` think time on a decision, ``"auto"`` for a decision the referee made for a
-seat that forfeited), and on the last line ``"forfeits": [{"seat": k, "reason": "..."}]`` with
-``"termination": "forfeit"`` when a forfeit ended the game early.  Forfeited seats share the last
-placing.
+line (e.g. ``"ms"`` think time on a decision, ``"away_ms"`` the time a remote bot's connection was
+down during that decision, which ``"ms"`` does not include, ``"cpu_ms"`` its CPU time, ``"auto"``
+for a decision the referee made for a seat that forfeited), and on the last line
+``"forfeits": [{"seat": k, "reason": "..."}]`` with ``"termination": "forfeit"`` when a forfeit
+ended the game early.  Forfeited seats share the last placing.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -32,8 +34,17 @@ FORFEIT: Final = "forfeit"
 TERMINATIONS: Final = (Termination.NORMAL, Termination.ROUND_CAP, FORFEIT)
 
 
+# Characters that json.dumps(ensure_ascii=False) leaves raw but that must not appear raw in a line
+# of JSON Lines: line separators str.splitlines() breaks at (NEL, LS, PS) and lone surrogates
+# (not encodable as UTF-8).  They can only occur inside JSON strings, where \uXXXX means the same.
+_UNSAFE: Final = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
+
+
 def _dumps(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, separators=(", ", ": "), ensure_ascii=False)
+    """One record line: JSON, readable non-ASCII text, never a raw line separator (a bot's text
+    ends up in the record, e.g. its last message as forfeit evidence)."""
+    text = json.dumps(obj, separators=(", ", ": "), ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class RecordWriter:
@@ -141,7 +152,8 @@ def replay(source: str | Iterable[str], *, check_dice: bool = True) -> Replay:
     :class:`ReplayError` with the 1-based line number and the reason at the first line that
     does not replay.
     """
-    lines = source.splitlines() if isinstance(source, str) else [ln.rstrip("\n") for ln in source]
+    # JSON Lines are separated by "\n" alone (str.splitlines() would also split at U+2028 etc.)
+    lines = source.split("\n") if isinstance(source, str) else [ln.rstrip("\n") for ln in source]
     while lines and not lines[-1].strip():
         lines.pop()
     if not lines:

@@ -9,6 +9,7 @@ seat's deadline, on the referee's clock.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,14 +19,11 @@ from typing import Any
 from arena.engine import (
     Action,
     DiceStream,
-    IllegalActionError,
-    InvalidActionError,
     State,
     apply,
     apply_throw,
     legal_actions,
     new_game,
-    parse_action,
     scores,
 )
 from arena.engine.notation import format_throw
@@ -34,11 +32,14 @@ from arena.engine.scoring import placings_with_forfeits
 from arena.v1 import arena_pb2 as pb
 from arena.wire import LOUNGER_NAMES, PROTOCOL, TRACK, state_to_pb
 
+from .answers import Accept, Noise, Received, Reject, judge, last_message
 from .botseed import bot_seed
 from .crashinfo import crash_detail
 from .faults import Forfeit, Reason
 from .result import MatchResult, SeatOutcome
 from .timecontrol import SeatClock, TimeControl
+
+log = logging.getLogger(__name__)
 
 INBOX_LIMIT = 64  # unread messages from one bot before it counts as flooding
 SETUP_TIME = 5.0  # seconds the match waits for the Ready of seats that promised one (arena-setup)
@@ -67,7 +68,20 @@ class Away:
     detail: str
 
 
-InboxItem = pb.BotMessage | Closed | Garbage | Away
+@dataclass(frozen=True)
+class Answered:
+    """A decision as the seat answered it: the action, the seconds it thought (on the referee's
+    clock, from the request to the answer, less the time its stream was down), the seconds its
+    stream was down meanwhile, and (in CPU mode) the CPU seconds it used."""
+
+    action: Action
+    think: float
+    away: float = 0.0
+    cpu: float | None = None
+
+
+InboxItem = pb.BotMessage | Closed | Garbage | Away  # what the stream reader delivers
+Queued = Received | Closed | Garbage | Away  # what the match reads: messages stamped on arrival
 
 # probe(seat) -> (Reason, detail) when the seat's process is known to be dead or frozen
 Probe = Callable[[int], tuple[Reason, str] | None]
@@ -86,7 +100,7 @@ class SeatLink:
     """The match's end of one seat's stream."""
 
     seat: int
-    inbox: asyncio.Queue[InboxItem] = field(default_factory=asyncio.Queue)
+    inbox: asyncio.Queue[Queued] = field(default_factory=asyncio.Queue)
     outbox: asyncio.Queue[pb.RefereeMessage | None] = field(default_factory=asyncio.Queue)
     attached: asyncio.Event = field(default_factory=asyncio.Event)
     closed: Closed | None = None
@@ -97,6 +111,9 @@ class SeatLink:
     away_since: float | None = None  # when the stream dropped (None while connected)
     reattached: asyncio.Event = field(default_factory=asyncio.Event)
     pending_request: pb.RefereeMessage | None = None  # sent and not yet answered
+    latest_sent: int = 0  # id of the latest request sent to this seat (stamped on what arrives)
+    # (dropped, back) monotonic times of the outages since the current request was sent
+    outages: list[tuple[float, float]] = field(default_factory=list)
     setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
     readies: int = 0
@@ -125,7 +142,32 @@ class SeatLink:
         elif self.inbox.qsize() >= INBOX_LIMIT:
             item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} unread messages")
             self.closed = item
+        elif isinstance(item, pb.BotMessage):
+            # judged later against the requests sent by now, not by the time the match reads it
+            self.inbox.put_nowait(Received(item, self.latest_sent))
+            return
         self.inbox.put_nowait(item)
+
+    def request_sent(self, message: pb.RefereeMessage, request_id: int) -> None:
+        """Record that request ``request_id`` (``message``) goes out now, and queue it."""
+        self.pending_request = message
+        self.latest_sent = request_id
+        self.outages.clear()  # older outages cannot overlap this request
+        self.send(message)
+
+    def came_back(self) -> None:
+        """The dropped stream of this seat is back: close the current outage."""
+        if self.away_since is not None:
+            self.outages.append((self.away_since, time.monotonic()))
+        self.away_since = None
+        self.reattached.set()
+
+    def away_between(self, start: float, end: float) -> float:
+        """Seconds within [``start``, ``end``] (monotonic) during which the seat's stream was down."""
+        spans = [*self.outages]
+        if self.away_since is not None:
+            spans.append((self.away_since, end))
+        return sum(max(0.0, min(end, back) - max(start, dropped)) for dropped, back in spans)
 
     def send(self, message: pb.RefereeMessage) -> None:
         """Queue a message for the bot (dropped once the seat is closed)."""
@@ -225,8 +267,7 @@ class Match:
             link.outbox.put_nowait(link.pending_request)
         for m in queued:
             link.outbox.put_nowait(m)
-        link.away_since = None
-        link.reattached.set()
+        link.came_back()
         return link
 
     async def _wait_for_seats(self) -> None:
@@ -421,17 +462,21 @@ class Match:
         asked = await self._ask(seat, state, legal)
         if asked is None:
             return legal[0], {"auto": True}
-        action, used, cpu = asked
-        extra: dict[str, Any] = {"ms": round(used * 1000, 3)}
-        if cpu is not None:
-            extra["cpu_ms"] = round(cpu * 1000, 3)
-        return action, extra
+        extra: dict[str, Any] = {"ms": round(asked.think * 1000, 3)}
+        if asked.away > 0:
+            extra["away_ms"] = round(asked.away * 1000, 3)
+        if asked.cpu is not None:
+            extra["cpu_ms"] = round(asked.cpu * 1000, 3)
+        return asked.action, extra
 
-    async def _ask(
-        self, seat: int, state: State, legal: tuple[Action, ...]
-    ) -> tuple[Action, float, float | None] | None:
-        """Request a decision; return the action, the wall time used and (in CPU mode) the CPU
-        time used, or None after a forfeit."""
+    async def _ask(self, seat: int, state: State, legal: tuple[Action, ...]) -> Answered | None:
+        """Request a decision; return the answer, or None after a forfeit.
+
+        Total: whatever the seat sends (or fails to send), the outcome is a legal action or a
+        forfeit with evidence.  An unexpected exception while handling one of its messages is an
+        arena bug: it is logged, and the seat forfeits as ``malformed-action`` with the exception
+        in the detail; it never escapes :meth:`run`.
+        """
         link = self.links[seat]
         clock = self.clocks[seat]
         self.request_id += 1
@@ -448,13 +493,12 @@ class Match:
         link.pending = []
         cpu_before = self._cpu(seat) if self.control.cpu else None
         sent = time.monotonic()
-        message = pb.RefereeMessage(request=request)
-        link.pending_request = message
-        link.send(message)
+        link.request_sent(pb.RefereeMessage(request=request), rid)
         wall = clock.wall_budget()
-        deadline = None if wall is None else sent + wall
         ignored = 0  # messages that answer nothing (a hello, stale answers): a flood past the limit
         while True:
+            # time away (a remote bot reconnecting) moves the deadline: it is not think time
+            deadline = None if wall is None else sent + wall + link.away_between(sent, time.monotonic())
             try:
                 if deadline is None or not link.inbox.empty():
                     item = await link.inbox.get()
@@ -462,94 +506,103 @@ class Match:
                     async with asyncio.timeout_at(deadline):  # the loop's clock is time.monotonic
                         item = await link.inbox.get()
             except TimeoutError:
-                used = time.monotonic() - sent
-                self._forfeit(
-                    seat, Reason.TIMEOUT, f"no answer after {used:.3f}s (limit {wall:.3f}s)", used=used
-                )
+                self._timed_out(seat, sent, wall)
                 return None
-            used = time.monotonic() - sent
-            if isinstance(item, Away):
-                if link.away_since is None:
-                    continue  # it has already come back
-                left = None if deadline is None else deadline - time.monotonic()
-                back = link.grace - (time.monotonic() - link.away_since)
-                try:
-                    async with asyncio.timeout(max(0.0, back)):
-                        await link.reattached.wait()
-                except TimeoutError:
-                    self._forfeit(
-                        seat,
-                        Reason.DISCONNECTED,
-                        f"lost the connection ({item.detail}) and did not reconnect within {link.grace:g}s",
-                        used=used,
-                    )
-                    return None
-                if left is not None and deadline is not None:  # time away does not count
-                    deadline = time.monotonic() + max(0.0, left)
-                continue
-            if isinstance(item, Closed):
-                reason, detail = await self._classify(seat, item)
-                self._forfeit(seat, reason, detail, used=used)
-                return None
-            if isinstance(item, Garbage):
-                link.last_message = f"<{item.size} bytes>"
-                self._forfeit(
-                    seat,
-                    Reason.MALFORMED_ACTION,
-                    f"sent {item.size} bytes that are not a BotMessage: {item.error}",
-                    used=used,
-                )
-                return None
-            which = item.WhichOneof("message")
-            if which == "hello" or (which == "action" and item.action.request_id < rid):
-                ignored += 1  # counted even while the match reads them as fast as they come
-                if ignored > INBOX_LIMIT:
-                    self._forfeit(
-                        seat,
-                        Reason.MALFORMED_ACTION,
-                        f"flooded the stream: over {INBOX_LIMIT} messages that answer nothing",
-                        used=used,
-                    )
-                    return None
-            if which == "hello":
-                link.hello = f"{item.hello.name} {item.hello.version}".strip()[:200]
-                continue
-            if which != "action":
-                self._forfeit(seat, Reason.MALFORMED_ACTION, "sent an empty message", used=used)
-                return None
-            reply = item.action
-            link.last_message = reply.action[:200]
-            if reply.request_id < rid:
-                continue  # a stale answer to an older request: dropped
-            if reply.request_id > rid:
-                self._forfeit(
-                    seat,
-                    Reason.MALFORMED_ACTION,
-                    f"answered request {reply.request_id}, which was never sent (current: {rid})",
-                    used=used,
-                )
-                return None
+            think = self._think(link, sent)
             try:
-                action = parse_action(reply.action)
-                apply(state, action)
-            except InvalidActionError as exc:
-                self._forfeit(seat, Reason.MALFORMED_ACTION, str(exc), used=used)
-                return None
-            except IllegalActionError as exc:
-                self._forfeit(seat, Reason.ILLEGAL_ACTION, str(exc), used=used)
-                return None
-            cpu = None
-            if cpu_before is not None:
-                cpu_after = self._cpu(seat)
-                cpu = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
-                if clock.over_budget(cpu):
-                    self._forfeit(
-                        seat, Reason.TIMEOUT, f"used {cpu:.3f}s of CPU (limit {budget:.3f}s)", used=used
-                    )
+                if isinstance(item, Away):
+                    if not await self._await_return(seat, item, think):
+                        return None
+                    continue
+                if isinstance(item, Closed):
+                    reason, detail = await self._classify(seat, item)
+                    self._forfeit(seat, reason, detail, used=think)
                     return None
-            clock.charge(used, cpu)
-            link.pending_request = None
-            return action, used, cpu
+                if isinstance(item, Garbage):
+                    link.last_message = f"<{item.size} bytes>"
+                    detail = f"sent {item.size} bytes that are not a BotMessage: {item.error}"
+                    self._forfeit(seat, Reason.MALFORMED_ACTION, detail, used=think)
+                    return None
+                text = last_message(item.message)
+                if text is not None:
+                    link.last_message = text
+                verdict = judge(item, rid, state)
+                if isinstance(verdict, Reject):
+                    self._forfeit(seat, verdict.reason, verdict.detail, used=think)
+                    return None
+                if isinstance(verdict, Noise):
+                    if verdict.hello is not None:
+                        link.hello = verdict.hello
+                    ignored += 1  # counted even while the match reads them as fast as they come
+                    if ignored > INBOX_LIMIT:
+                        detail = f"flooded the stream: over {INBOX_LIMIT} messages that answer nothing"
+                        self._forfeit(seat, Reason.MALFORMED_ACTION, detail, used=think)
+                        return None
+                    continue
+                assert isinstance(verdict, Accept)
+                cpu = None
+                if cpu_before is not None:
+                    cpu_after = self._cpu(seat)
+                    cpu = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
+                    if clock.over_budget(cpu):
+                        detail = f"used {cpu:.3f}s of CPU (limit {budget:.3f}s)"
+                        self._forfeit(seat, Reason.TIMEOUT, detail, used=think)
+                        return None
+                clock.charge(think, cpu)
+                link.pending_request = None
+                return Answered(verdict.action, think, link.away_between(sent, time.monotonic()), cpu)
+            except Exception as exc:  # an arena bug: the bot forfeits, the referee carries on
+                log.exception("arena bug: handling seat %d's message for request %d raised", seat, rid)
+                detail = f"the referee failed on this message (an arena bug, logged): {exc!r}"
+                self._forfeit(seat, Reason.MALFORMED_ACTION, detail[:1000], used=think)
+                return None
+
+    @staticmethod
+    def _think(link: SeatLink, sent: float) -> float:
+        """Seconds the seat has been thinking since ``sent``: the time its stream was down is not
+        think time."""
+        now = time.monotonic()
+        return max(0.0, now - sent - link.away_between(sent, now))
+
+    def _timed_out(self, seat: int, sent: float, wall: float | None) -> None:
+        """No answer in time: ``timeout``, or ``stalled`` when the seat's process is found stopped
+        (frozen) at the deadline."""
+        link = self.links[seat]
+        think = self._think(link, sent)
+        detail = f"no answer after {think:.3f}s (limit {wall or 0.0:.3f}s)"
+        away = link.away_between(sent, time.monotonic())
+        if away > 0:
+            detail += f"; the {away:.3f}s its connection was down do not count"
+        probed = self._probe(seat)
+        if probed is not None and probed[0] is Reason.STALLED:
+            self._forfeit(seat, Reason.STALLED, f"{probed[1]}: {detail}", used=think)
+        else:
+            self._forfeit(seat, Reason.TIMEOUT, detail, used=think)
+
+    def _probe(self, seat: int) -> tuple[Reason, str] | None:
+        if self.probe is None:
+            return None
+        try:
+            return self.probe(seat)
+        except Exception:  # a probe must never break a match
+            log.exception("arena bug: probing seat %d raised", seat)
+            return None
+
+    async def _await_return(self, seat: int, away: Away, think: float) -> bool:
+        """The seat's stream dropped: wait (within its grace) for it to come back.  True once it
+        is back; False after the ``disconnected`` forfeit."""
+        link = self.links[seat]
+        if link.away_since is None:
+            return True  # it has already come back
+        back = link.grace - (time.monotonic() - link.away_since)
+        try:
+            async with asyncio.timeout(max(0.0, back)):
+                await link.reattached.wait()
+        except TimeoutError:
+            detail = f"lost the connection ({away.detail}) and did not reconnect within {link.grace:g}s"
+            self._forfeit(seat, Reason.DISCONNECTED, detail, used=think)
+            return False
+        return True
 
     def _forfeit(self, seat: int, reason: Reason, detail: str, *, used: float | None = None) -> None:
         """The one path every bot failure takes: record it, tell the bot, close its stream."""
@@ -562,7 +615,10 @@ class Match:
         if link.last_message:
             evidence["last_message"] = link.last_message
         if self.evidence is not None:
-            evidence.update(self.evidence(seat))
+            try:
+                evidence.update(self.evidence(seat))
+            except Exception:  # evidence must never stop a forfeit
+                log.exception("arena bug: collecting seat %d's evidence raised", seat)
         self.forfeits[seat] = Forfeit(seat, reason, detail[:1000], self.events, evidence)
         pts = scores(self.state)
         link.send(

@@ -22,6 +22,7 @@ from arena.v1 import arena_pb2 as pb
 
 from .faults import Reason
 from .match import Closed, CpuFn, EvidenceFn, Garbage, InboxItem, Match, Probe, SeatLink, Settle
+from .refusals import watch_receives
 from .result import MatchResult
 from .sessions import BotSession, SessionRegistry
 from .timecontrol import TimeControl
@@ -34,16 +35,35 @@ TOKEN_KEY = "arena-token"
 
 @dataclass(frozen=True)
 class RefereeConfig:
-    """Transport settings.  Keepalive pings notice a frozen bot between its turns."""
+    """Transport settings.
 
-    max_message_bytes: int = 64 * 1024  # a bot's messages are tiny; a larger one is malformed
-    # The transport accepts more, so that an oversized message is read and reported precisely
-    # (malformed-action) instead of the stream just breaking; beyond this the stream is cut.
-    transport_max_bytes: int = 128 * 1024 * 1024
-    keepalive_ms: int = 5000  # ping every bot this often
-    keepalive_timeout_ms: int = 10000  # a bot that does not answer a ping in time is stalled
+    Message size: a bot's messages are tiny; one over ``max_message_bytes`` is
+    ``malformed-action``.  The transport accepts up to ``transport_max_bytes`` so that such a
+    message is read and reported with its exact size; gRPC refuses a longer one from its length
+    prefix, before buffering it (so one bot costs the referee at most that much memory), and the
+    referee notices the refusal (:mod:`arena.referee.refusals`): ``malformed-action`` as well.
+
+    Keepalive: the referee pings every bot's connection after ``keepalive_ms`` without a ping and
+    gives up on it when the answer takes over ``keepalive_timeout_ms``.  A bot's gRPC library
+    answers pings by itself while its process runs, so an unanswered ping means a frozen process
+    (SIGSTOP, a debugger, a machine that went away): the stream is cut and the seat forfeits as
+    ``stalled``, noticed within about 4 s (2 + 2) even between its turns, well inside the default
+    budget of one decision (1 s + 10 s bank), so a freeze is told apart from a slow answer.
+    """
+
+    max_message_bytes: int = 64 * 1024
+    transport_max_bytes: int = 4 * 1024 * 1024
+    keepalive_ms: int = 2000
+    keepalive_timeout_ms: int = 2000
     connect_timeout: float = 20.0  # seconds to connect before a no-show
     reflection: bool = False  # serve gRPC server reflection (debugging)
+
+    def refused_detail(self) -> str:
+        """The forfeit detail of a message that gRPC refused."""
+        return (
+            f"sent a message that the transport refused: over its {self.transport_max_bytes}-byte "
+            f"limit (a BotMessage may have at most {self.max_message_bytes} bytes), or not a gRPC message"
+        )
 
 
 @dataclass(frozen=True)
@@ -62,10 +82,16 @@ def _bound(address: str, port: int) -> str:
 
 
 def _parser(limit: int) -> Callable[[bytes], InboxItem]:
+    """The request deserializer: total, any bytes give a BotMessage or :class:`Garbage`."""
+
     def parse(data: bytes) -> InboxItem:
-        if len(data) > limit:
-            return Garbage(len(data), f"a message of {len(data)} bytes is over the {limit}-byte limit")
-        return _parse(data)
+        try:
+            if len(data) > limit:
+                return Garbage(len(data), f"a message of {len(data)} bytes is over the {limit}-byte limit")
+            return _parse(data)
+        except Exception as exc:  # never let a bot's bytes break the stream: they are garbage
+            log.exception("arena bug: parsing a %d-byte message raised", len(data))
+            return Garbage(len(data), f"unreadable ({exc!r})"[:300])
 
     return parse
 
@@ -245,7 +271,7 @@ class RefereeServer:
                 # metadata arena-setup: ready = the bot sends a Ready once its match set-up is done
                 setup = metadata.get("arena-setup") == "ready"
                 link = assignment.match.attach(assignment.seat, grace=session.grace, setup=setup)
-            reader = asyncio.create_task(self._pump(requests, link))
+            reader = asyncio.create_task(self._pump(requests, link, self.config))
             while True:
                 message = await link.outbox.get()
                 if message is None:
@@ -256,6 +282,9 @@ class RefereeServer:
                 yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="this token was for one match"))
         except asyncio.CancelledError:
             if link is not None:
+                if reader is not None and not reader.done():
+                    # the reader may be about to say why the call ended (a refused message)
+                    await asyncio.wait({reader}, timeout=0.1)
                 link.deliver(Closed(Reason.DISCONNECTED, "the connection to the bot was lost"))
             raise
         finally:
@@ -266,13 +295,19 @@ class RefereeServer:
                     await reader
 
     @staticmethod
-    async def _pump(requests: AsyncIterator[InboxItem], link: SeatLink) -> None:
-        """Read the bot's stream into the link until it ends (one task per stream)."""
+    async def _pump(requests: AsyncIterator[InboxItem], link: SeatLink, config: RefereeConfig) -> None:
+        """Read the bot's stream into the link until it ends (one task per stream).  A stream
+        that ends because gRPC refused a message (over the transport limit) is
+        ``malformed-action``; one that just ends is ``disconnected`` until its process says more."""
+        refused = watch_receives()
         try:
             async for item in requests:
                 link.deliver(item)
                 if link.closed is not None:
                     return
+            if refused.failed:
+                link.deliver(Closed(Reason.MALFORMED_ACTION, config.refused_detail()))
+                return
             link.deliver(
                 Closed(Reason.DISCONNECTED, "the stream ended (closed by the bot or the connection lost)")
             )

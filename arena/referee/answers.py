@@ -1,0 +1,103 @@
+"""Judging one message a bot sent while the referee waits for its decision.
+
+:func:`judge` is a pure function of the message, the request ids and the state, and it is total:
+for any :class:`Received` whatever it returns a :class:`Verdict` and never raises (the match still
+guards the call, so that a bug here becomes a logged forfeit, never a crashed referee).
+
+Request ids are judged against what had been *sent when the message arrived*: the link stamps
+every message with the latest request id it had sent to the seat at that moment
+(:attr:`Received.latest_sent`).  An answer that names a request not yet sent when it arrived is
+``malformed-action``, even if that request has been sent by the time the match reads the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arena.engine import Action, IllegalActionError, InvalidActionError, State, apply, parse_action
+from arena.v1 import arena_pb2 as pb
+
+from .faults import Reason
+
+TEXT_LIMIT = 200  # characters of a bot's text kept as evidence (hello, last message)
+
+
+@dataclass(frozen=True)
+class Received:
+    """A BotMessage as it arrived, stamped with the id of the latest request the seat had been
+    sent at that moment (0: none yet)."""
+
+    message: pb.BotMessage
+    latest_sent: int
+
+
+@dataclass(frozen=True)
+class Accept:
+    """The answer to the current request: a legal action."""
+
+    action: Action
+
+
+@dataclass(frozen=True)
+class Noise:
+    """A message that answers nothing (a Hello, an answer to an older request); it counts towards
+    the flood limit.  ``hello`` is the bot's self-description when the message was a Hello."""
+
+    hello: str | None = None
+
+
+@dataclass(frozen=True)
+class Reject:
+    """A message that forfeits the seat."""
+
+    reason: Reason
+    detail: str
+
+
+Verdict = Accept | Noise | Reject
+
+
+def last_message(message: pb.BotMessage) -> str | None:
+    """The evidence a message leaves as the seat's ``last_message`` (its action text, cut to
+    :data:`TEXT_LIMIT`), or None for a message without an action."""
+    if message.WhichOneof("message") != "action":
+        return None
+    return message.action.action[:TEXT_LIMIT]
+
+
+def judge(received: Received, request_id: int, state: State) -> Verdict:
+    """The verdict on ``received`` while the seat's current request is ``request_id`` in ``state``.
+
+    * a Hello, or an answer to an older request that had been sent: :class:`Noise`;
+    * an answer naming a request that had not been sent to the seat when it arrived (a future or
+      made-up id): ``malformed-action``;
+    * an answer to ``request_id``: text that is not an action is ``malformed-action``, an action
+      the rules forbid now is ``illegal-action``, a legal one is :class:`Accept`;
+    * a message without a known member (empty, or only fields this referee does not know):
+      ``malformed-action``.
+    """
+    message = received.message
+    which = message.WhichOneof("message")
+    if which == "hello":
+        hello = f"{message.hello.name} {message.hello.version}".strip()[:TEXT_LIMIT]
+        return Noise(hello=hello)
+    if which != "action":
+        what = "an empty message" if which is None else f"a {which} message where an answer was due"
+        return Reject(Reason.MALFORMED_ACTION, f"sent {what}")
+    reply = message.action
+    if reply.request_id > received.latest_sent:
+        return Reject(
+            Reason.MALFORMED_ACTION,
+            f"answered request {reply.request_id}, which was never sent to this seat before the answer "
+            f"arrived (the latest request it had been sent then: {received.latest_sent or 'none'})",
+        )
+    if reply.request_id < request_id:
+        return Noise()  # a stale answer to an older request: dropped
+    try:
+        action = parse_action(reply.action)
+        apply(state, action)
+    except InvalidActionError as exc:
+        return Reject(Reason.MALFORMED_ACTION, str(exc))
+    except IllegalActionError as exc:
+        return Reject(Reason.ILLEGAL_ACTION, str(exc))
+    return Accept(action)

@@ -1,0 +1,108 @@
+"""Item 6 (b): the referee's answer path is total.  Whatever a seat sends (arbitrary BotMessages,
+arbitrary bytes through the server's own deserializer, arbitrary request ids, arbitrary action
+text, at arbitrary moments), the real Match ends with a legal move or a forfeit with evidence,
+never an exception; in-process through SeatLinks (fast), and over a real gRPC socket."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.referee import Reason
+from arena.referee import match as match_module
+from arena.referee.match import SeatLink
+from arena.v1 import arena_pb2 as pb
+
+from .fuzz_targets import PLANS, RAW_BLOBS, GrpcRig, Plan, check_answers, check_result, fuzz_settings
+from .links import greedy, greedy_reply, play
+
+
+@fuzz_settings(150)
+@given(PLANS, st.integers(0, 1), st.integers(0, 2**20))
+def test_answer_path_is_total(plans: list[Plan], fuzzed: int, seed: int) -> None:
+    check_answers(plans, fuzzed, seed)
+
+
+@pytest.fixture(scope="module")
+def rig() -> Iterator[GrpcRig]:
+    rig = GrpcRig()
+    yield rig
+    rig.close()
+
+
+@fuzz_settings(25)
+@given(blobs=RAW_BLOBS, seed=st.integers(0, 2**20))
+def test_raw_bytes_over_real_grpc(rig: GrpcRig, blobs: list[bytes], seed: int) -> None:
+    rig.check_raw_bytes(blobs, seed)
+
+
+def test_five_thousand_digits_over_real_grpc(rig: GrpcRig) -> None:
+    """The issue's crash: `keep green=` and 5,000 digits made `arena match` exit with a
+    ValueError; now it is a malformed-action forfeit and the match completes."""
+    text = "keep green=" + "1" * 5000
+    blob = pb.BotMessage(action=pb.ActionReply(request_id=1, action=text)).SerializeToString()
+    rig.check_raw_bytes([blob], seed=3)  # seat 0's first request has id 1
+
+
+def test_huge_count_forfeits_as_malformed() -> None:
+    async def digits(link: SeatLink, request: pb.DecisionRequest) -> None:
+        text = "keep green=" + "1" * 5000
+        link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=text)))
+
+    result, _ = asyncio.run(play([greedy, digits]))
+    (forfeit,) = result.forfeits
+    assert forfeit.seat == 1 and forfeit.reason is Reason.MALFORMED_ACTION
+    assert "count for green" in forfeit.detail
+    check_result(result, 1)
+
+
+def test_an_internal_error_is_a_logged_forfeit(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Should judging a message ever raise (an arena bug), the seat forfeits as malformed-action
+    with the exception in the detail, the bug is logged, and the match still completes."""
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("judge exploded")
+
+    monkeypatch.setattr(match_module, "judge", broken)
+    with caplog.at_level(logging.ERROR, logger="arena.referee.match"):
+        result, _ = asyncio.run(play([greedy, greedy]))
+    (forfeit,) = result.forfeits
+    assert forfeit.seat == 0 and forfeit.reason is Reason.MALFORMED_ACTION
+    assert "arena bug" in forfeit.detail and "judge exploded" in forfeit.detail
+    assert any("arena bug" in r.getMessage() for r in caplog.records)
+    assert result.termination == "forfeit"
+
+
+@pytest.mark.parametrize("offset", [1, 2, 5])
+def test_answer_for_a_request_not_yet_sent_is_malformed(offset: int) -> None:
+    """Item 7: seat 0 answers request 1 and at once sends an answer for a later id (offset 1: its
+    very next request, 3).  When request 3 is issued, the waiting message is not taken as its
+    answer: the id had not been sent when the message arrived, which is malformed-action
+    (proto/README.md §8).  The old referee accepted it as the answer to 3, in 0.02 ms."""
+    sent_early: list[int] = []
+
+    async def eager(link: SeatLink, request: pb.DecisionRequest) -> None:
+        link.deliver(greedy_reply(request))
+        if not sent_early:
+            future = request.request_id + offset * 2  # seat 0's requests are 1, 3, 5, ... in set-up
+            sent_early.append(future)
+            link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=future, action="place purple-4")))
+
+    async def other(link: SeatLink, request: pb.DecisionRequest) -> None:
+        legal = [a for a in request.legal_actions if a != "place purple-4"]
+        link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=legal[0])))
+
+    result, received = asyncio.run(play([eager, other]))
+    (forfeit,) = result.forfeits
+    assert forfeit.seat == 0 and forfeit.reason is Reason.MALFORMED_ACTION, forfeit
+    assert f"answered request {sent_early[0]}" in forfeit.detail
+    assert "never sent" in forfeit.detail
+    requests = [m.request.request_id for m in received[0] if m.HasField("request")]
+    assert requests == [1, 3]  # judged at the seat's next request (offset 1: the very request it named)

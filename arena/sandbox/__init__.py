@@ -1,7 +1,7 @@
 """Launching bot processes: commands, process groups, bounded output capture, reaping."""
 
 from .bwrap import SandboxUnavailableError, bwrap_problem, require_bwrap
-from .launcher import BotLaunchError, BotProcess, launch_command
+from .launcher import BotLaunchError, BotProcess, kill_all_bots, launch_command
 from .limits import SandboxLimits
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxUnavailableError",
     "bwrap_problem",
+    "kill_all_bots",
     "launch_command",
     "require_bwrap",
 ]

@@ -6,10 +6,11 @@ Reads every path in ARENA_TEST_SECRET_PATHS (os.pathsep-separated: e.g. another 
 database); writes to every path in ARENA_TEST_WRITE_PATHS (default: into its own directory, /usr
 and the referee's socket directory /run/arena); tries to chmod and unlink the referee's socket
 (the one every other bot dials; a successful chmod is undone at once; its own stream is already
-open); looks for other bots' tokens in /proc; and signals the pid in ARENA_TEST_SIGNAL_PID
-(signal 0: "could I?").  Each result is logged on stderr (see _common.attempt); inside the
-sandbox every attempt must fail.  It also writes ARENA_TEST_TMP_NAME into its private /tmp
-(allowed, and invisible outside)."""
+open); looks for other bots' tokens in /proc (command lines and environments; with
+ARENA_TEST_TOKEN_SOURCES set, also in each of the two on its own); and signals the pid in
+ARENA_TEST_SIGNAL_PID (signal 0: "could I?").  Each result is logged on stderr (see
+_common.attempt); inside the sandbox every attempt must fail.  It also writes ARENA_TEST_TMP_NAME
+into its private /tmp (allowed, and invisible outside)."""
 
 import glob
 import os
@@ -48,10 +49,10 @@ def _unlink(path):
     return "unlinked"
 
 
-def _tokens():
+def _tokens(sources=("cmdline", "environ")):
     mine = os.environ.get("ARENA_TOKEN", "")
     found = set()
-    for f in glob.glob("/proc/[0-9]*/cmdline") + glob.glob("/proc/[0-9]*/environ"):
+    for f in [f for source in sources for f in glob.glob(f"/proc/[0-9]*/{source}")]:
         try:
             with open(f, "rb") as fh:
                 data = fh.read().decode("utf-8", "replace")
@@ -60,7 +61,7 @@ def _tokens():
         found |= set(re.findall(r"at_[A-Za-z0-9_-]{20,}", data))
     others = found - {mine}
     if not others:
-        raise LookupError(f"no foreign token among {len(found)} found in /proc")
+        raise LookupError(f"no foreign token among {len(found)} found in /proc/*/{'|'.join(sources)}")
     return f"{len(others)} foreign token(s)"
 
 
@@ -88,6 +89,10 @@ def hostile_attempts():
         attempt("snoop", f"unlink:{socket_path}", lambda: _unlink(socket_path))
     n += 1
     attempt("snoop", "tokens:/proc", _tokens)
+    if os.environ.get("ARENA_TEST_TOKEN_SOURCES"):  # each source on its own
+        for source in ("cmdline", "environ"):
+            n += 1
+            attempt("snoop", f"tokens:/proc/*/{source}", lambda source=source: _tokens((source,)))
     pid = os.environ.get("ARENA_TEST_SIGNAL_PID")
     if pid:
         n += 1

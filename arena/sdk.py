@@ -225,7 +225,12 @@ def _arguments(argv: Sequence[str] | None) -> Connection:
     env = os.environ.get
     parser = argparse.ArgumentParser(description="Pool Arena bot")
     parser.add_argument("--address", default=env("ARENA_ADDRESS"), help="referee address")
-    parser.add_argument("--token", default=env("ARENA_TOKEN"), help="session token")
+    parser.add_argument(
+        "--token",
+        default=env("ARENA_TOKEN"),
+        help="session token; the arena passes it only as ARENA_TOKEN (prefer that by hand too: "
+        "a command line is readable by every process on the host)",
+    )
     parser.add_argument("--tls-ca", default=env("ARENA_TLS_CA"), help="CA certificate (PEM): use TLS")
     parser.add_argument("--tls-server-name", default=env("ARENA_TLS_SERVER_NAME"), help="name in the cert")
     parser.add_argument(
@@ -236,7 +241,9 @@ def _arguments(argv: Sequence[str] | None) -> Connection:
     )
     args, _ = parser.parse_known_args(argv)
     if not args.address or not args.token:
-        parser.error("the referee address and token are required (--address/--token or ARENA_ADDRESS/TOKEN)")
+        parser.error(
+            "the referee address and token are required (--address or ARENA_ADDRESS; ARENA_TOKEN or --token)"
+        )
     return Connection(str(args.address), str(args.token), args.tls_ca, args.tls_server_name, args.reconnect)
 
 

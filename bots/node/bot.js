@@ -7,7 +7,9 @@
 //   npm ci --prefix bots/node            # once: installs the two pinned dependencies
 //   arena match bots/node/bot.js greedy  # play it (the arena starts it as `node bot.js ...`)
 //
-// The arena starts it with --address=ADDR --token=TOKEN (also ARENA_ADDRESS / ARENA_TOKEN).
+// The arena starts it with --address=ADDR and the environment ARENA_ADDRESS / ARENA_TOKEN: the token
+// only in the environment (never on a command line, which any process on the host can read).
+// --token=TOKEN is accepted too, for a remote bot started by hand.
 // For every match it opens one Play stream with the metadata `arena-token: TOKEN`, answers every
 // DecisionRequest with one of its legal actions, and after a MatchResult opens the next stream
 // (a bot kept running across matches) until a Goodbye tells it to exit (status 0).
@@ -305,7 +307,7 @@ function playStream(client, token, strategy) {
 async function main() {
   const { address, token } = parseArgs(process.argv.slice(2), process.env);
   if (!address || !token) {
-    process.stderr.write('usage: bot.js --address=ADDR --token=TOKEN (or ARENA_ADDRESS / ARENA_TOKEN)\n');
+    process.stderr.write('usage: ARENA_TOKEN=TOKEN bot.js --address=ADDR (or ARENA_ADDRESS; --token=TOKEN also works)\n');
     return 2;
   }
   const v1 = loadProtocol();

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
@@ -10,9 +11,10 @@ PIPE_WIDTH = 120
 
 
 def make_console(*, stderr: bool = False) -> Console:
-    """A rich console; when not a terminal, lines are up to 120 columns instead of 80."""
+    """A rich console; when not a terminal, lines are up to 120 columns instead of 80 (or
+    ``$COLUMNS`` when that is set)."""
     console = Console(stderr=stderr)
-    if not console.is_terminal:
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
         console = Console(stderr=stderr, width=PIPE_WIDTH)
     return console
 

@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from arena.engine import ReplayError, make_policy, play_game, render, replay
 from arena.engine.chance import SEED_LIMIT
 from arena.engine.policies import POLICIES
 from arena.engine.record import Replay
+from arena.engine.render import LEGEND
 
 app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
 
@@ -83,14 +85,23 @@ def verify(file: Annotated[Path, typer.Argument(help="a game record (.jsonl)")])
     )
 
 
-@app.command()
+@app.command(epilog=escape(LEGEND))
 def show(
-    file: Annotated[Path, typer.Argument(help="a game record (.jsonl)")],
+    file: Annotated[Path | None, typer.Argument(help="a game record (.jsonl)")] = None,
     step: Annotated[int | None, typer.Option(help="show only the board after event N (0 = start)")] = None,
     every: Annotated[bool, typer.Option(help="board after every event, not only after actions")] = False,
     color: Annotated[bool | None, typer.Option(help="ANSI colours (default: when a terminal)")] = None,
+    legend: Annotated[
+        bool, typer.Option("--legend", help="print how to read the board first (alone: without FILE)")
+    ] = False,
 ) -> None:
     """Render a game record step by step: each decision with the board after it."""
+    if legend:
+        typer.echo(LEGEND + "\n")
+    if file is None:
+        if legend:
+            return
+        raise typer.BadParameter("give a game record FILE (or --legend alone for how to read the board)")
     rep = _load(file)
     use_color = sys.stdout.isatty() if color is None else color
     if step is not None:

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from arena.endings import is_forfeit_reason, match_label, seat_label
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.termui import make_console
@@ -53,8 +54,9 @@ def _players(m: MatchRow) -> Text:
             out.append(f" {s.score}")
         if s.placing is not None:
             out.append(f" ({s.placing})", style="dim")
-        if s.termination not in (None, "normal", "round-cap"):
-            out.append(f" {s.termination}", style="red")
+        if s.termination not in (None, "normal", "round-cap"):  # who forfeited, and who won by it
+            style = "red" if is_forfeit_reason(s.termination) else ""
+            out.append(f" {seat_label(s.termination, s.placing)}", style=style)
     return out
 
 
@@ -99,7 +101,8 @@ def list_(
     for m in result.items:
         finished = m.finished_at.strftime("%Y-%m-%d %H:%M:%S") if m.finished_at else "-"
         tname = f"{m.tournament_id}: {m.tournament}" if m.tournament_id is not None else "-"
-        term = Text(m.termination or "-", style="red" if m.termination == "forfeit" or m.forfeited else "")
+        offenders = [(x.bot, x.termination or "") for x in m.seats if is_forfeit_reason(x.termination)]
+        term = Text(match_label(m.termination, offenders), style="red" if offenders else "")
         table.add_row(str(m.id), tname, finished, _players(m), term)
     console.print(table)
     if result.page < result.pages:
@@ -177,10 +180,20 @@ def show(
         if not brief or not quiet or state.phase.label == "over":
             out(render(state, color=use_color))
     res = rep.result
-    out(f"result: scores {res['scores']}, placings {res['placings']}, termination {res['termination']}")
+    out(f"result: scores {res['scores']}, placings {res['placings']}, end: {_ending(res, names)}")
     for f in res.get("forfeits", []):
         where = f"after event {f.get('at_event')}"
-        out(f"forfeit: seat {f.get('seat')} {f.get('reason')} {where}: {f.get('detail', '')}")
+        out(f"forfeit: seat {f.get('seat')} forfeited ({f.get('reason')}) {where}: {f.get('detail', '')}")
+
+
+def _ending(result: dict[str, Any], names: list[str]) -> str:
+    """The replay's ending in words, naming each seat that forfeited."""
+    offenders = []
+    for f in result.get("forfeits", []):
+        seat = f.get("seat")
+        who = names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+        offenders.append((who, str(f.get("reason"))))
+    return match_label(result.get("termination"), offenders)
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""A compact board for terminals, with optional ANSI colours.
+"""A compact board for terminals, with optional ANSI colours, and its legend (:data:`LEGEND`).
 
 Cell legend: ``1.`` plain towel of seat 1, ``1*`` seat 1's towel guest side up (secured),
 ``1.3`` seat 1's plain towel with a figure of seat 3, ``x`` marks a lounger the lifeguard blocks.
@@ -24,6 +24,28 @@ from .state import Phase, State
 _COLOUR_CODE = {0: "32", 1: "35", 2: "33", 3: "31", 4: "34"}
 _SEAT_CODE = ("1;36", "1;91", "1;92", "1;93")
 _CELL = 7  # characters per lounger cell
+
+
+LEGEND = """\
+How to read the board
+  green..blue  the loungers under their colour
+  4 3 2        rows: a regular lounger's value (row 4 is nearest the pool)
+  pool         the five-loungers five-1 and five-2: worth 5, never blocked
+  -            an empty lounger
+  0.           seat 0's towel, plain side up
+  1*           seat 1's towel, guest side up: secured, it scores the value
+  3.2          seat 3's plain towel carrying a guest figure of seat 2
+  ...x         the lifeguard blocks it (his row or colour): 0.1x, 2. x, - x
+  lifeguard    his track; [brackets] mark where he stands
+  >seat N      the seat to act; score, towels and figures in supply, chips
+  round ...    round, turn, phase, unoccupied loungers, chips in the pool
+  kept         dice set aside this turn; "last throw" and "result" alike
+The rules and every word used here: docs/rules.md"""
+
+
+def legend() -> str:
+    """:data:`LEGEND`: what every mark of :func:`render`'s board means."""
+    return LEGEND
 
 
 def _paint(text: str, code: str, color: bool) -> str:

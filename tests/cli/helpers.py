@@ -26,7 +26,7 @@ class Run:
 
 def arena_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment for an ``arena`` run whose data lives in ``home``."""
-    env = dict(os.environ, ARENA_HOME=str(home), COLUMNS="120", **extra)
+    env = {**os.environ, "ARENA_HOME": str(home), "COLUMNS": "120", **extra}
     env.pop("ARENA_DATABASE_URL", None)
     return env
 

@@ -59,7 +59,6 @@ def add(
     max_size: Annotated[
         float | None,
         typer.Option(
-            min=0.001,
             metavar="MB",
             help=f"largest bot file accepted, in MB (default: ${MAX_BOT_MB_ENV} or {DEFAULT_MAX_BOT_MB:g})",
         ),

@@ -78,3 +78,19 @@ def child_pids(*, include_zombies: bool = True) -> set[int]:
         if int(fields[1]) == me and (include_zombies or fields[0] not in ("Z", "X")):
             out.add(int(entry))
     return out
+
+
+def cli(*args: str, home: Path, code: int | None = 0) -> Run:
+    """``arena ARGS`` in this process (Typer's runner: no interpreter start-up per call)."""
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    start = time.monotonic()
+    result = CliRunner().invoke(app, list(args), env={"ARENA_HOME": str(home), "ARENA_DATABASE_URL": None})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"arena {' '.join(args)} crashed: {result.exception!r}") from result.exception
+    run = Run(result.exit_code, result.stdout, result.stderr, time.monotonic() - start)
+    if code is not None:
+        assert run.code == code, f"arena {' '.join(args)}: exit {run.code}, expected {code}\n{run}"
+    return run

@@ -84,7 +84,8 @@ def cmdline(pid: int) -> str:
 
 
 def processes_with(markers: Iterable[str]) -> dict[int, str]:
-    """Live processes (zombies have an empty cmdline) whose command line contains any marker."""
+    """Live processes (zombies have an empty cmdline) whose command line or environment contains
+    any marker (a bot's token is only in its environment, inherited by all it starts)."""
     wanted = [m for m in markers if m]
     out = {}
     me = os.getpid()
@@ -97,7 +98,11 @@ def processes_with(markers: Iterable[str]) -> dict[int, str]:
             )
         except OSError:
             continue
-        if any(m in cmdline for m in wanted):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().decode("utf-8", "replace") if cmdline else ""
+        except OSError:  # another user's process
+            environ = ""
+        if any(m in cmdline or m in environ for m in wanted):
             out[pid] = cmdline
     return out
 

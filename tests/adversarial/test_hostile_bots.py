@@ -434,7 +434,7 @@ def test_files_control_without_sandbox(shared_referee: SharedReferee, tmp_path: 
         assert not found[f"read:{p}"].blocked, found
     assert not found[f"write:{outside / 'snoop-was-here'}"].blocked
     assert (outside / "snoop-was-here").exists()
-    assert not found["tokens:/proc"].blocked, found  # the greedy bot's token is on its command line
+    assert not found["tokens:/proc"].blocked, found  # the greedy bot's token is in its environment
     (Path("/tmp") / f"snoop-{tmp_path.name}").unlink(missing_ok=True)
     shared_referee.assert_clean(played)
 
@@ -462,8 +462,9 @@ def test_setsid_grandchild_dies_with_the_match(shared_referee: SharedReferee, tm
 
 
 def test_escaper_control_without_sandbox(shared_referee: SharedReferee, tmp_path: Path) -> None:
-    """Unsandboxed, the setsid() grandchild escapes the process-group kill and survives the
-    match (found by its token on its command line): the survival check above can fail."""
+    """Unsandboxed, the setsid() grandchild escapes the process-group kill and reaches the host
+    path (control: the marker check above can fail), but not past its match: the bot's guard, its
+    child subreaper, kills it with the bot (found by its token in its environment)."""
     (tmp_path / "escape").mkdir()
     marker = tmp_path / "escape" / "marker"
     played = shared_referee.play(
@@ -475,9 +476,9 @@ def test_escaper_control_without_sandbox(shared_referee: SharedReferee, tmp_path
     )
     try:
         check_match(played, 0, None)
-        survivors = processes_with(played.markers())
-        assert survivors, "the unsandboxed grandchild should have outlived its match"
-        assert marker.exists()  # and it reached the host path
+        assert marker.exists()  # it reached the host path
+        assert "own session" in played.stderr(0)  # the grandchild did start
+        assert not wait_gone(played.markers(), timeout=5.0), "the grandchild outlived its match"
     finally:
         kill_all(processes_with(played.markers()))
         assert not wait_gone(played.markers(), timeout=5.0)

@@ -106,3 +106,20 @@ def test_answer_for_a_request_not_yet_sent_is_malformed(offset: int) -> None:
     assert "never sent" in forfeit.detail
     requests = [m.request.request_id for m in received[0] if m.HasField("request")]
     assert requests == [1, 3]  # judged at the seat's next request (offset 1: the very request it named)
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_line_separators_in_a_bot_text_keep_the_record_readable(separator: str) -> None:
+    """Found by the fuzzer: a bot's last message (forfeit evidence) holding U+2028 was written raw
+    into the result line, and the replay no longer read back (it split the line there)."""
+
+    async def sneaky(link: SeatLink, request: pb.DecisionRequest) -> None:
+        text = f"place{separator}green-4a"
+        link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=text)))
+
+    result, _ = asyncio.run(play([sneaky, greedy]))
+    (forfeit,) = result.forfeits
+    assert forfeit.reason is Reason.MALFORMED_ACTION
+    assert forfeit.evidence["last_message"] == f"place{separator}green-4a"
+    assert len(result.replay.splitlines()) == len(result.replay.split("\n")) - 1  # no line split inside
+    check_result(result, 0)

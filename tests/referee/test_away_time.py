@@ -1,0 +1,149 @@
+"""Item 13: time away is not think time.  A seat whose stream drops mid-decision and comes back
+within the grace keeps its clock; the decision's record line carries the think time in ``ms``
+and the time away in ``away_ms``; clocks, ``think``/``think_max`` and the result line's
+``think_s`` count think time only."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.engine import legal_actions, replay
+from arena.lobby import Lobby, LobbyConfig
+from arena.referee import Reason, TimeControl
+from arena.referee.match import Closed, Match, SeatLink
+from arena.store.bots import add_bot, add_remote_bot
+from arena.store.db import Database
+from arena.v1 import arena_pb2 as pb
+
+from .links import greedy, greedy_reply, play
+
+ROOT = Path(__file__).resolve().parents[2]
+AWAY = 0.6  # seconds the in-process seat stays away
+
+
+def decisions_with_away(record: str) -> list[dict[str, Any]]:
+    return [e for e in replay(record).events if "away_ms" in e]
+
+
+def test_time_away_is_recorded_apart_and_not_charged() -> None:
+    """In-process: seat 1's stream drops at its 3rd request and is re-attached 0.6 s later, on a
+    0.2 s + 0.3 s clock.  Its think time excludes the 0.6 s, its bank is untouched."""
+    control = TimeControl(move_time=0.2, bank=0.3)
+    match = Match(["a", "b"], 5, control, connect_timeout=5.0)
+    count = 0
+    banks: list[int] = []
+
+    async def dropper(link: SeatLink, request: pb.DecisionRequest) -> None:
+        nonlocal count
+        count += 1
+        banks.append(request.bank_ms)
+        if count == 3:  # drop now; the same request comes again after the reattach
+            link.deliver(Closed(Reason.DISCONNECTED, "connection reset (test)"))
+            asyncio.get_running_loop().call_later(AWAY, match.reattach, 1)
+            return
+        link.deliver(greedy_reply(request))
+
+    result, _ = asyncio.run(play([greedy, dropper], control=control, grace=5.0, match=match))
+    assert result.forfeits == (), result.forfeits
+    (line,) = decisions_with_away(result.replay)
+    assert line["seat"] == 1
+    assert line["away_ms"] >= AWAY * 1000 * 0.9, line
+    assert line["ms"] < 150, line  # the greedy answer came at once after the reattach
+    assert banks[2] == banks[3] == banks[4] == 300  # asked, asked again after the reattach, next one
+    assert result.seats[1].think_max < 0.15
+    think_s = replay(result.replay).result["think_s"]
+    assert think_s[1] == pytest.approx(result.seats[1].think_total, abs=1e-3)
+    assert think_s[1] < AWAY
+
+
+# ---------------------------------------------------------------------- a real remote bot
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    database = Database()
+    add_bot(database, "greedy", ROOT / "bots" / "greedy_bot.py")
+    yield database
+    database.close()
+
+
+async def _remote_bot(port: int, token: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ROOT / "bots" / "random_bot.py"),
+        f"--address=127.0.0.1:{port}",
+        f"--token={token}",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+def test_remote_bot_killed_mid_decision_and_back(db: Database) -> None:
+    """The issue's case on its 1 s + 2 s clock: the remote bot's process is killed (SIGKILL) as
+    its decision is asked, and a new process with the same token connects 2.5 s later.  The
+    match goes on without a forfeit; the decision that spanned the outage records the outage as
+    ``away_ms`` (over 2.5 s), and ``ms``, think and think_max stay small (the old referee recorded
+    the whole span, some 3.5 s, as think time)."""
+    _, token = add_remote_bot(db, "remote")
+    bots: list[asyncio.subprocess.Process] = []
+
+    async def main() -> Lobby:
+        loop = asyncio.get_running_loop()
+        restarted: list[asyncio.Task[None]] = []
+
+        async def restart() -> None:
+            await asyncio.sleep(2.5)
+            bots.append(await _remote_bot(port, token))
+
+        def on_event(m: Match) -> None:
+            seat = m.names.index("remote")
+            s = m.state
+            due = not restarted and m.events >= 40 and not s.is_chance and not s.is_over and s.seat == seat
+            if due and len(legal_actions(s)) > 1:  # the referee asks this decision next
+                bots[0].kill()
+                restarted.append(loop.create_task(restart()))
+
+        config = LobbyConfig(
+            listen="127.0.0.1:0",
+            opponents=("greedy",),
+            games=1,
+            move_time=1.0,  # the issue's 1 s + 2 s clock
+            bank=2.0,
+            grace=20.0,
+            sandbox=None,
+        )
+        lobby = Lobby(db, config, log=lambda _: None, on_event=on_event)
+        address = await lobby.start()
+        port = int(address.rsplit(":", 1)[1])
+        bots.append(await _remote_bot(port, token))
+        try:
+            await asyncio.wait_for(lobby.run(), 120)
+        finally:
+            await lobby.close()
+            for bot in bots:
+                if bot.returncode is None:
+                    bot.kill()
+                await bot.wait()
+        assert restarted, "the test never killed the remote bot"
+        return lobby
+
+    lobby = asyncio.run(main())
+    (result,) = lobby.results
+    assert result.forfeits == (), result.forfeits
+    (line,) = decisions_with_away(result.replay)
+    print("the decision that spanned the outage:", line)
+    seat = line["seat"]
+    assert result.seats[seat].name == "remote"
+    assert line["away_ms"] >= 2500, line
+    assert line["ms"] < 1000, line
+    remote = result.seats[seat]
+    assert remote.think_max < 1.0, remote
+    assert replay(result.replay).result["think_s"][seat] < 2.5

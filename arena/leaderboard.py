@@ -233,13 +233,14 @@ def render(
 ) -> RenderableType:
     """The leaderboard for the terminal: the ranked table, then the provisional list (if any)."""
     cols = headers(system)
-    table = Table(title=f"{title}\n[dim]{SYSTEM_TITLES[system]}[/dim]")
+    table = Table()
     for name in cols:
         table.add_column(name, justify="left" if name == "bot" else "right")
     top = ranked(rows)
     for r in top:
         table.add_row(str(r.rank), *_cells(r, system))
-    parts: list[RenderableType] = [table]
+    # the title lines above the table, not in it: they wrap at the console's width, not the table's
+    parts: list[RenderableType] = [Text(title, style="bold"), Text(SYSTEM_TITLES[system], style="dim"), table]
     if not top:
         parts.append(Text(f"No bot has {min_games} games yet: nobody is ranked.", style="dim"))
     waiting = provisional(rows)

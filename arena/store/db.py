@@ -105,9 +105,9 @@ def database_url() -> str:
 def how_chosen() -> str:
     """How the current database was chosen, for messages (the environment variables involved)."""
     if os.environ.get("ARENA_DATABASE_URL"):
-        return "ARENA_DATABASE_URL chose it"
+        return "chosen by ARENA_DATABASE_URL"
     if os.environ.get("ARENA_HOME"):
-        return f"ARENA_HOME={os.environ['ARENA_HOME']} chose it (ARENA_DATABASE_URL is not set)"
+        return f"chosen by ARENA_HOME={os.environ['ARENA_HOME']}; ARENA_DATABASE_URL is not set"
     return (
         f"neither ARENA_HOME nor ARENA_DATABASE_URL is set, so it is ./{DEFAULT_HOME}/arena.db "
         f"in the current folder"
@@ -363,12 +363,21 @@ def current_revision(engine: Engine, where: str) -> str:
     return current
 
 
-def quick_check(engine: Engine, where: str, limit: int = 5) -> None:
-    """``PRAGMA quick_check`` of a SQLite database: :class:`DatabaseDamagedError` unless ``ok``."""
-    with engine.connect() as conn:
-        rows = [str(r[0]) for r in conn.exec_driver_sql(f"PRAGMA quick_check({limit})")]
+def quick_check(path: Path, limit: int = 5) -> None:
+    """``PRAGMA quick_check`` of a SQLite file on a plain read-only connection (nothing is written,
+    not even the journal mode): :class:`DatabaseDamagedError` unless it says ``ok``."""
+    conn = sqlite3.connect(readonly_uri(path), uri=True, timeout=60)
+    try:
+        rows = [str(r[0]) for r in conn.execute(f"PRAGMA quick_check({limit})")]
+    except sqlite3.Error as exc:
+        error = translate(exc, f"sqlite:///{path}")
+        if error is None:
+            raise DatabaseUnavailableError(f"cannot open the database {path}: {exc}") from None
+        raise error from None
+    finally:
+        conn.close()
     if rows != ["ok"]:
-        raise DatabaseDamagedError(where, "quick_check: " + summarize_problems(rows, limit))
+        raise DatabaseDamagedError(str(path), "quick_check: " + summarize_problems(rows, limit))
 
 
 def summarize_problems(rows: list[str], limit: int = 3) -> str:
@@ -390,13 +399,13 @@ class Database:
         path = sqlite_path(self.url)
         if path is not None and not readonly:
             _prepare_for_writing(path)
+            if path.exists():
+                quick_check(path)  # before anything (even the journal mode) is written to it
         self.engine = make_engine(self.url, readonly=readonly)
         try:
             if readonly:
                 self.revision = current_revision(self.engine, self.where)
             else:
-                if path is not None:
-                    quick_check(self.engine, self.where)  # never write into a damaged file
                 self.revision = migrate(self.engine)
         except BaseException:
             self.engine.dispose()

@@ -32,6 +32,7 @@ class IntegrityReport:
     pragma: str
     problems: list[str]
     seconds: float
+    note: str = ""  # how the check went when SQLite stopped at damage
 
     @property
     def ok(self) -> bool:
@@ -48,6 +49,28 @@ def _tree_names(conn: sqlite3.Connection) -> dict[int, str]:
     return {int(root): f"{kind} {name}" for kind, name, root in rows}
 
 
+def _table_by_table(conn: sqlite3.Connection, pragma: str) -> list[str]:
+    """The check table by table, after the whole-file check stopped at damage: a table whose
+    b-tree SQLite cannot even walk is named with the error."""
+    try:
+        tables = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError as exc:
+        return [f"the file cannot be read as a database at all: {exc}"]
+    rows = []
+    for table in tables:
+        quoted = table.replace('"', '""')
+        try:
+            found = [str(r[0]) for r in conn.execute(f'PRAGMA {pragma}("{quoted}")')]
+        except sqlite3.DatabaseError as exc:
+            found = [f"table {table}: its pages cannot be read ({exc})"]
+        rows += [
+            f"table {table}: {line}" if not line.startswith("table ") else line
+            for line in found
+            if line != "ok"
+        ]
+    return rows
+
+
 def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> IntegrityReport:
     """Run SQLite's page checks on ``path`` (read-only): every page, index and constraint with
     ``integrity_check``; pages and b-trees only (faster) with ``quick``.  A b-tree named by its
@@ -55,6 +78,7 @@ def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> Int
     is one problem saying so."""
     pragma = "quick_check" if quick else "integrity_check"
     started = time.perf_counter()
+    note = ""
     conn = sqlite3.connect(readonly_uri(path), uri=True, timeout=60)
     try:
         try:
@@ -62,7 +86,8 @@ def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> Int
         except sqlite3.DatabaseError as exc:
             if classify(exc) != "damaged":
                 raise
-            rows = [f"the file cannot be read as a database at all: {exc}"]
+            rows = _table_by_table(conn, pragma)  # SQLite gave up: find which tables it was
+            note = f"{pragma} stopped at damage ({exc}); checked table by table"
         names = _tree_names(conn) if rows != ["ok"] else {}
     finally:
         conn.close()
@@ -72,7 +97,7 @@ def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> Int
     def named(line: str) -> str:
         return TREE.sub(lambda m: f"{m.group(0)} ({names.get(int(m.group(1)), 'unknown')})", line)
 
-    return IntegrityReport(pragma, [named(p) for p in problems], time.perf_counter() - started)
+    return IntegrityReport(pragma, [named(p) for p in problems], time.perf_counter() - started, note)
 
 
 @dataclass(frozen=True)

@@ -301,7 +301,8 @@ def test_backup_is_consistent_while_a_tournament_writes(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
         log.close()
-    assert len(seen) >= 3 and seen[0] < 8 and len(set(seen)) >= 2, seen  # copies were taken while matches were being written
+    # copies were taken while matches were being written
+    assert len(seen) >= 3 and seen[0] < 8 and len(set(seen)) >= 2, seen
     final = tmp_path / "final.db"
     run_cli(home, url, "db", "backup", str(final))
     assert table_counts(f"sqlite:///{final}") == table_counts(url)

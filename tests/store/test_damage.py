@@ -250,22 +250,9 @@ def test_backup_is_consistent_while_a_tournament_writes(tmp_path: Path) -> None:
     seat's result), and the counts only grow; the last copy equals the finished database."""
     home = tmp_path / "home"
     url = f"sqlite:///{home / 'arena.db'}"
-    run_cli(
-        home,
-        url,
-        "bots",
-        "add",
-        "greedy",
-        str(Path(__file__).resolve().parents[2] / "bots" / "greedy_bot.py"),
-    )
-    run_cli(
-        home,
-        url,
-        "bots",
-        "add",
-        "invader",
-        str(Path(__file__).resolve().parents[2] / "bots" / "invader_bot.py"),
-    )
+    bots = Path(__file__).resolve().parents[2] / "bots"
+    for name in ("greedy", "invader"):
+        cli_inproc(home, url, "bots", "add", name, str(bots / f"{name}_bot.py"))
     log = (tmp_path / "run.log").open("w")
     proc = subprocess.Popen(
         [str(ARENA), "tournament", "run", "greedy", "invader", "--games", "4", "--seed", "5",

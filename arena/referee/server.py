@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -20,6 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena.v1 import arena_pb2 as pb
 
+from .authlimit import AuthLimiter, AuthLimits, peer_address, retry_after
 from .faults import Reason
 from .match import Closed, CpuFn, EvidenceFn, Garbage, InboxItem, Match, Probe, SeatLink, Settle
 from .refusals import watch_receives
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 
 SERVICE = "arena.v1.Referee"
 TOKEN_KEY = "arena-token"
+RETRY_AFTER_KEY = "retry-after"  # trailing metadata of a refusal for too many failures: seconds
 
 
 @dataclass(frozen=True)
@@ -108,9 +111,12 @@ def _parse(data: bytes) -> InboxItem:
 class RefereeServer:
     """Hosts the Referee service and the gRPC health service; runs matches."""
 
-    def __init__(self, config: RefereeConfig | None = None) -> None:
+    def __init__(self, config: RefereeConfig | None = None, *, auth_limits: AuthLimits | None = None) -> None:
+        """``auth_limits``: the brake on failed authentications over TCP (default
+        :class:`AuthLimits`; Unix-socket streams are never limited)."""
         self.config = config or RefereeConfig()
         self.registry = SessionRegistry()
+        self.auth = AuthLimiter(auth_limits)
         self.address = ""
         self.listen_address = ""
         self._server: grpc.aio.Server | None = None
@@ -237,9 +243,12 @@ class RefereeServer:
     ) -> AsyncIterator[pb.RefereeMessage]:
         metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
         token = metadata.get(TOKEN_KEY)
+        peer = peer_address(context.peer() or "")  # None: a Unix socket, never limited
+        if peer is not None and (wait := self.auth.locked_for(peer)) is not None:
+            await _refuse_locked_out(context, wait)
         if not token:
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED, f"missing metadata {TOKEN_KEY!r}: send your session token"
+            await self._unauthenticated(
+                context, peer, f"missing metadata {TOKEN_KEY!r}: send your session token"
             )
         session = self.registry.lookup(token or "")
         if session is None:
@@ -247,7 +256,7 @@ class RefereeServer:
                 # A persistent bot reconnecting after its last match: tell it to leave.
                 yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="no further matches for this token"))
                 return
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or expired token")
+            await self._unauthenticated(context, peer, "unknown or expired token")
             return
         if session.stream_open:
             await context.abort(
@@ -294,6 +303,20 @@ class RefereeServer:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await reader
 
+    async def _unauthenticated(
+        self, context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage], peer: str | None, why: str
+    ) -> NoReturn:
+        """Refuse the stream (UNAUTHENTICATED) and, from a TCP peer, count the failure."""
+        lockout = self.auth.failure(peer, why) if peer is not None else None
+        trailer: tuple[tuple[str, str], ...] = ()
+        if lockout is not None:
+            why += (
+                f"; too many failures from {peer}: further attempts are refused for {retry_after(lockout)} s"
+            )
+            trailer = ((RETRY_AFTER_KEY, retry_after(lockout)),)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, why, trailer)
+        raise AssertionError("abort() returned")  # (it raises)
+
     @staticmethod
     async def _pump(requests: AsyncIterator[InboxItem], link: SeatLink, config: RefereeConfig) -> None:
         """Read the bot's stream into the link until it ends (one task per stream).  A stream
@@ -317,6 +340,18 @@ class RefereeServer:
             link.deliver(Closed(_reason_of(exc.code()), f"stream error {exc.code().name}: {exc.details()}"))
         except Exception as exc:  # anything a bot can cause must end as a forfeit, not a crash
             link.deliver(Closed(Reason.DISCONNECTED, f"stream error: {exc!r}"[:300]))
+
+
+async def _refuse_locked_out(
+    context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage], wait: float
+) -> NoReturn:
+    """Refuse a stream from a locked-out address before its token is looked at."""
+    await context.abort(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"too many failed authentications from this address: retry after {retry_after(wait)} s",
+        ((RETRY_AFTER_KEY, retry_after(wait)),),
+    )
+    raise AssertionError("abort() returned")  # (it raises)
 
 
 def _reason_of(code: grpc.StatusCode) -> Reason:

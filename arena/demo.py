@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         f"rotation, duplicate dice; {total} matches, {args.jobs} in parallel, "
         f"{args.move_time:g}s per decision."
     )
-    with TournamentDisplay(f"tournament {t.id}") as display:
+    with TournamentDisplay(f"tournament {t.id}", total=total) as display:
         run_tournament(db, t.id, jobs=args.jobs, progress=display)
     rows = leaderboard(db, tournament_id=t.id, system="pl")
     store_ratings(db, rows, "pl", f"tournament:{t.id}")
@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     counts = status_counts(db, t.id)
     folder = arena_home() / "replays" / f"tournament-{t.id}"
     n = export_replays(db, t.id, folder)
-    console.print(f"Matches: {dict(counts)}. Database: {db.url}")
+    played = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    console.print(f"Matches: {played}. Database: {db.url}", markup=False, highlight=False)
     console.print(f"Replays ({n}): {folder.resolve()}/  (check one: arena engine verify <file>)")
     db.close()
     return 0

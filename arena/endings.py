@@ -14,6 +14,13 @@ from collections.abc import Sequence
 MATCH_ENDS = ("normal", "round-cap", "forfeit")  # a match's termination values
 
 
+def known_terminations() -> tuple[str, ...]:
+    """Every termination value a match or a seat can have: the match ends, then the forfeit reasons."""
+    from arena.referee.faults import Reason
+
+    return (*MATCH_ENDS, *(str(r) for r in Reason))
+
+
 def is_forfeit_reason(termination: str | None) -> bool:
     """Whether a seat's ``termination`` says that this seat forfeited (a reason such as ``crashed``)."""
     return termination is not None and termination not in MATCH_ENDS

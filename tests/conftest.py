@@ -1,8 +1,57 @@
-"""Project-wide pytest options."""
+"""Project-wide pytest options, Hypothesis profiles and the skip policy.
+
+Hypothesis profiles (pick one with ``HYPOTHESIS_PROFILE=name``):
+
+* ``ci``: derandomised (the same examples on every run, so a CI failure reproduces), no
+  per-example deadline, no example database.  The default when ``CI`` is set, and in ``./dev test``.
+* ``dev``: Hypothesis' own defaults: new random examples every run, failures remembered in
+  ``.hypothesis/``.  The default otherwise.
+* ``fuzz``: many more examples, no deadline, for local fuzzing (tests that set their own example
+  count keep it; the referee fuzz tests scale with ``ARENA_FUZZ_EXAMPLES``).
+
+Skip policy: a skipped test is not a passed one.  Every run ends with the skip summary (``-ra``);
+with ``CI`` set (``CI=true``, as CI services do) any skip fails the run.
+"""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.errors import InvalidArgument
+
+PROFILE_ENV = "HYPOTHESIS_PROFILE"
+PROFILES = ("ci", "dev", "fuzz")
+FUZZ_EXAMPLES = 2000
+
+settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True)
+settings.register_profile("dev")
+settings.register_profile(
+    "fuzz",
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def in_ci() -> bool:
+    """Whether this run is CI: ``$CI`` set to anything but empty, ``0``, ``false`` or ``no``."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def hypothesis_profile() -> str:
+    """``$HYPOTHESIS_PROFILE``, else ``ci`` in CI and ``dev`` elsewhere."""
+    return os.environ.get(PROFILE_ENV, "").strip() or ("ci" if in_ci() else "dev")
+
+
+try:
+    settings.load_profile(hypothesis_profile())
+except InvalidArgument:
+    raise pytest.UsageError(
+        f"{PROFILE_ENV}={hypothesis_profile()!r} is not a Hypothesis profile of this project; "
+        f"use one of {', '.join(PROFILES)}"
+    ) from None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -12,3 +61,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the golden files under tests/*/golden instead of comparing against them",
     )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    ci = "CI: a skipped test fails the run" if in_ci() else "not CI: skips are reported, not failed"
+    return f"hypothesis profile: {hypothesis_profile()} ({PROFILE_ENV}); {ci}"
+
+
+def _skipped(session: pytest.Session) -> int:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return 0
+    return len(reporter.stats.get("skipped", []))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI a run with skipped tests fails (exit status 1), even when everything else passed."""
+    if in_ci() and _skipped(session) and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int) -> None:
+    skipped = len(terminalreporter.stats.get("skipped", []))
+    if not skipped:
+        return
+    what = f"{skipped} test{'s' if skipped != 1 else ''} skipped (reasons above)"
+    if in_ci():
+        terminalreporter.write_line(f"{what}: CI=true, so the run fails; a skip is not a pass", red=True)
+    else:
+        terminalreporter.write_line(
+            f"{what}: they proved nothing on this machine; with CI=true the run would fail", yellow=True
+        )

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.endings import is_forfeit_reason, match_label, seat_label
+from arena.endings import is_forfeit_reason, known_terminations, match_label, seat_label
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.termui import make_console
@@ -75,6 +75,11 @@ def list_(
     per_page: Annotated[int, typer.Option(min=1, max=500, help="matches per page")] = 20,
 ) -> None:
     """List finished matches with replays, newest first, one page at a time."""
+    if termination is not None and termination not in known_terminations():
+        raise typer.BadParameter(
+            f"unknown termination {termination!r}; choose one of {', '.join(known_terminations())}",
+            param_hint="--termination",
+        )
     filters = MatchFilters(
         tournament=tournament,
         bot=bot,

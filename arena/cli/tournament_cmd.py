@@ -15,10 +15,10 @@ from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
 from arena.store.db import Database
-from arena.store.lease import LeaseHolder
+from arena.store.lease import LeaseHolder, lease_holder
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts
 from arena.termui import make_console
-from arena.tournament.display import TournamentDisplay
+from arena.tournament.display import TournamentDisplay, tournament_state
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, create
 
@@ -162,8 +162,14 @@ def _run(
 ) -> None:
     t = get_tournament(db, tournament_id)
     on_wait = _waiting(tournament_id)
+    at_start = status_counts(db, tournament_id)  # so the display shows done/total from the start
+    display_at = TournamentDisplay(
+        f"tournament {tournament_id}",
+        total=sum(at_start.values()),
+        done=at_start.get("finished", 0),
+    )
     try:
-        with StopSignals(), TournamentDisplay(f"tournament {tournament_id}") as display:
+        with StopSignals(), display_at as display:
             if cluster is not None or local_cluster is not None:
                 from arena.tournament.cluster import local_cluster as start_local
                 from arena.tournament.cluster import run_tournament_on_cluster
@@ -326,9 +332,10 @@ def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) ->
         t = get_tournament(db, tournament_id)
         counts = status_counts(db, tournament_id)
         rows = leaderboard(db, tournament_id=tournament_id)
+        state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id))
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
-        f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank\n  status {t.status}; matches "
+        f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank\n  status {state}; matches "
         + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     )
     if rows:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -15,6 +18,9 @@ from rich.table import Table
 from arena.termui import make_console
 
 from .runner import Progress as RunProgress
+
+if TYPE_CHECKING:
+    from arena.store.lease import LeaseHolder
 
 
 @dataclass
@@ -27,12 +33,17 @@ class _Standing:
 
 @dataclass
 class TournamentDisplay:
-    """Callable progress sink for :func:`arena.tournament.runner.run_tournament`."""
+    """Callable progress sink for :func:`arena.tournament.runner.run_tournament`.
+
+    Give ``total`` (all the tournament's matches) and ``done`` (those already played, on a resume)
+    so the display shows ``done/total`` from the start rather than after the first match."""
 
     title: str
     console: Console = field(default_factory=lambda: make_console(stderr=True))
     interval: float = 5.0  # seconds between plain progress lines
     standings: dict[str, _Standing] = field(default_factory=dict)
+    total: int | None = None
+    done: int = 0
 
     def __post_init__(self) -> None:
         self.tty = self.console.is_terminal
@@ -45,13 +56,16 @@ class TournamentDisplay:
             TimeRemainingColumn(),
             console=self.console,
         )
-        self.task = self.bar.add_task(self.title, total=None)
+        self.task = self.bar.add_task(self.title, total=self.total, completed=self.done)
         self.live: Live | None = None
 
     def __enter__(self) -> TournamentDisplay:
         if self.tty:
             self.live = Live(self._view(), console=self.console, refresh_per_second=4)
             self.live.__enter__()
+        elif self.total is not None:
+            print(f"{self.title}: {self.done}/{self.total} matches done", file=sys.stderr, flush=True)
+            self.last_line = time.monotonic()
         return self
 
     def __exit__(
@@ -103,3 +117,26 @@ class TournamentDisplay:
                 str(st.forfeits),
             )
         return Group(self.bar, table)
+
+
+def tournament_state(
+    tournament_id: int, status: str, counts: Mapping[str, int], holder: LeaseHolder | None
+) -> str:
+    """What a tournament is doing, in words: a ``running`` tournament whose coordinator is gone
+    (Ctrl-C, a crash, a killed process: no live lease holder) is *interrupted*, with how to resume.
+
+    A lease holder is live while its heartbeat has not expired and, when it ran on this host, its
+    process still runs (the rule by which a new coordinator would take the lease over)."""
+    left = counts.get("queued", 0) + counts.get("running", 0)
+    if status == "created":
+        return f"created, not started; start it with 'arena tournament start {tournament_id}'"
+    if status != "running":
+        return status
+    if holder is not None and not (holder.expired() or holder.gone_from(socket.gethostname())):
+        return f"running, coordinated by {holder.describe()}"
+    if left == 0:
+        return f"interrupted with every match played; 'arena tournament resume {tournament_id}' finishes it"
+    return (
+        f"interrupted: no coordinator is running it, {left} match{'es' if left != 1 else ''} left; "
+        f"resume with 'arena tournament resume {tournament_id}'"
+    )

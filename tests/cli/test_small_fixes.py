@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -78,3 +80,14 @@ def test_tournament_progress_and_show_tell_the_truth(home: Path) -> None:
     assert "status interrupted: no coordinator is running it, 4 matches left;" in shown.stdout, shown.stdout
     assert "resume with 'arena tournament resume 1'" in shown.stdout
     assert "status running" not in shown.stdout
+
+
+def test_demo_prints_match_counts_in_words(home: Path) -> None:
+    demo = subprocess.run(
+        [sys.executable, "-m", "arena.demo", "--games", "1", "--move-time", "0.05", "--jobs", "2"],
+        cwd=home, env=arena_env(home), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    line = next(line for line in demo.stdout.splitlines() if line.startswith("Matches:"))
+    assert re.fullmatch(r"Matches: \d+ finished(, \d+ \w+)*\. Database: \S+", line), line
+    assert "{" not in line and "'" not in line

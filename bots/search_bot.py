@@ -171,7 +171,8 @@ class TurnPlanner:
     def __init__(self, table: Table, chip_value: Sequence[float]) -> None:
         self.table = table
         self.chip_value = chip_value
-        self.deadline = float("inf")
+        self.deadline = float("inf")  # time.perf_counter() (wall clock)
+        self.cpu_deadline = float("inf")  # time.process_time() (this process's CPU time)
         self._leaf: dict[int, float] = {}
         self._chance: dict[int, float] = {}
 
@@ -202,7 +203,7 @@ class TurnPlanner:
         v = memo.get(kept | ckey)
         if v is not None:
             return v
-        if time.perf_counter() > self.deadline:
+        if time.perf_counter() > self.deadline or time.process_time() > self.cpu_deadline:
             raise OutOfTime
         chip_alt = self.chance(kept, k, chips - 1) if chips > 0 else -1e9
         leaf = self.leaf
@@ -376,17 +377,20 @@ class SearchPlayer:
         self._planner: TurnPlanner | None = None
         self.timeouts = 0  # decisions answered by the fallback rule
         self.seed = 0  # mixed into the rollouts' dice (the SDK's bot_seed: a rerun repeats them)
+        self._cpu_deadline = float("inf")
 
     def params(self, state: State) -> Params:
         """The weights in use for this table size."""
         return self.fixed_params or Params.for_players(state.players)
 
-    def choose(self, state: State, budget: float = 0.15) -> Action:
-        """A legal action for the seat to act, within about ``budget`` seconds."""
+    def choose(self, state: State, budget: float = 0.15, cpu_budget: float | None = None) -> Action:
+        """A legal action for the seat to act, within about ``budget`` seconds of wall-clock time
+        and, if given, ``cpu_budget`` seconds of this process's CPU time."""
         legal = legal_actions(state)
         if len(legal) == 1:
             return legal[0]
         deadline = time.perf_counter() + budget
+        self._cpu_deadline = float("inf") if cpu_budget is None else time.process_time() + cpu_budget
         if state.phase == Phase.SETUP:
             return self._place(state, legal)
         if state.phase == Phase.ROLL:
@@ -417,6 +421,7 @@ class SearchPlayer:
     def _roll(self, state: State, deadline: float) -> Action:
         planner, _, _ = self.planner_for(state)
         planner.deadline = deadline
+        planner.cpu_deadline = self._cpu_deadline
         options = planner.decide(state.kept, state.last, state.chips[state.seat])
         return max(options, key=lambda o: o[0])[1]
 
@@ -482,12 +487,20 @@ class SearchBot(Bot):
         self.player.seed = self.bot_seed
 
     def choose(self, state: State, legal: Sequence[Action]) -> Action:
-        """The player's choice within min(target, 0.8 x the time left for this decision)."""
+        """The player's choice within ``target`` seconds of CPU time, and of wall-clock time 0.8 x
+        the move time left plus a quarter of the bank.
+
+        The search's own limit is CPU time, which a loaded machine does not shrink: the search
+        (at most about 40 ms of CPU) then always finishes and a rerun of a match repeats every
+        choice.  The wall-clock limit only guards against a forfeit; it spends at most a quarter
+        of the bank left on one decision, so the bank is never exhausted.
+        """
         budget = self.target
         if self.decision is not None:
-            budget = min(budget, 0.8 * self.decision.time_left())
+            d = self.decision
+            budget = 0.8 * d.time_left() + (0.0 if d.unlimited else 0.25 * d.bank)
         wall, cpu = time.perf_counter(), time.process_time()
-        action = self.player.choose(state, max(0.0, budget))
+        action = self.player.choose(state, max(0.0, budget), cpu_budget=self.target)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         if wall > self.target:  # a diagnostic for the bot's log: was it the search or the machine?
             print(

@@ -63,7 +63,7 @@ def test_arena_match_runs_and_its_replay_verifies(tmp_path: Path) -> None:
         assert end == last["termination"]
         assert int(moves) > 0
     assert [int(r[0]) for r in rows] == sorted(int(r[0]) for r in rows)
-    assert "match m00000005-" in proc.stderr
+    assert "match 1: greedy vs random  seed 5" in proc.stderr  # stored as match 1 of a fresh database
     assert f"replay: {out}" in proc.stderr
 
     # the bots' logs

@@ -45,7 +45,7 @@ def test_evaluate_four_players_json() -> None:
 def test_evaluate_rejects_unknown_bot() -> None:
     proc = run("no-such-bot", "--vs", "random", "--games", "2")
     assert proc.returncode == 2
-    assert "no such file" in proc.stderr
+    assert "no bot 'no-such-bot': not a file" in proc.stderr and "not a sample bot" in proc.stderr
 
 
 def test_evaluate_stops_early_when_the_sequential_test_decides() -> None:

@@ -1,9 +1,10 @@
 """``arena leaderboard publish`` says "Reproduce:": a rerun must give the same table.
 
 Bots draw their randomness from the Welcome's bot seed (a function of the match seed and the
-seat), not from database ids, and a tournament's games are rated in schedule order, so two fresh
-data folders and a rerun in the same folder (other tournament and match ids) publish identical
-Markdown and JSON.  Real tournaments of real bot processes (2 jobs), a small definition."""
+seat), not from database ids, the search bot limits its CPU time rather than its wall-clock
+time, and a tournament's games are rated in schedule order, so two fresh data folders and a
+rerun in the same folder (other tournament and match ids) publish identical Markdown and JSON.
+Real tournaments of real bot processes (2 jobs), a small definition."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from arena.publish import publish
 from arena.store.db import Database
 
 BOARD = """title = "Reproducible"
-bots = ["random", "greedy", "invader"]
-tables = [2, 3]
+bots = ["random", "greedy", "invader", "search"]
+tables = [2]
 games = 1
 move_time = 2.0
 bank = 20.0
@@ -36,8 +37,8 @@ def _publish(home: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
         rows, md, js = publish(db, "repro", jobs=2, folder=folder)
     finally:
         db.close()
-    assert {r.bot for r in rows} == {"random", "greedy", "invader"}
-    assert all(r.games == 7 and r.forfeits == 0 for r in rows), rows
+    assert {r.bot for r in rows} == {"random", "greedy", "invader", "search"}
+    assert all(r.games == 6 and r.forfeits == 0 for r in rows), rows
     return md.read_text(encoding="utf-8"), js.read_text(encoding="utf-8")
 
 

@@ -15,6 +15,7 @@ from rich.text import Text
 from arena.endings import is_forfeit_reason, known_terminations, match_label, seat_label
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
+from arena.engine.render import BOARD_WIDTH, LEGEND
 from arena.termui import make_console
 from arena.web.export import standalone_html
 from arena.web.queries import FilterError, MatchFilters, MatchRow, list_matches, parse_day
@@ -311,6 +312,7 @@ KEYS = {
     " ": "play",
     "+": "faster",
     "-": "slower",
+    "?": "legend",
     "q": "quit",
     "\x1b": "quit",
 }
@@ -325,6 +327,7 @@ class Navigator:
         self.step = 0
         self.playing = False
         self.speed = 2  # index into SPEEDS
+        self.legend = False  # the board's legend under it ("?")
 
     @property
     def last(self) -> int:
@@ -365,6 +368,8 @@ class Navigator:
             self.speed = min(len(SPEEDS) - 1, self.speed + 1)
         elif action == "slower":
             self.speed = max(0, self.speed - 1)
+        elif action == "legend":
+            self.legend = not self.legend
         return True
 
     def tick(self) -> None:
@@ -396,38 +401,23 @@ class Navigator:
         out.append(Text.from_ansi(render(rep.states[k], color=True)))
         if k == self.last:
             res = rep.result
-            out.append(
-                f"\nresult: scores {res['scores']}, placings {res['placings']}, {res['termination']}\n"
-            )
+            ending = _ending(res, names)
+            out.append(f"\nresult: scores {res['scores']}, placings {res['placings']}, end: {ending}\n")
+        if self.legend:
+            out.append("\n" + LEGEND + "\n", style="dim")
         out.append(
-            "\n← → step · ↑ ↓ turn · space play/pause · + - speed · Home/End (g/G) · q quit", style="dim"
+            "\n← → step · ↑ ↓ turn · space play/pause · + - speed · Home/End (g/G) · ? legend · q quit",
+            style="dim",
         )
         return out
 
 
-def _read_key(fd: int, timeout: float | None) -> str | None:
-    import os
-    import select
-
-    ready, _, _ = select.select([fd], [], [], timeout)
-    if not ready:
-        return None
-    data = os.read(fd, 1)
-    if data == b"\x1b":
-        more, _, _ = select.select([fd], [], [], 0.03)
-        if more:
-            data += os.read(fd, 7)
-    return data.decode("utf-8", errors="replace")
-
-
 @app.command()
 def view(match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id")]) -> None:
-    """Step through a replay full-screen in the terminal (arrow keys, space, q)."""
-    import termios
-    import tty
+    """Step through a replay full-screen in the terminal (arrow keys, space, ? legend, q).
 
-    from rich.console import Console
-    from rich.live import Live
+    It redraws when the terminal is resized, and says so when the terminal is too small."""
+    from .fullscreen import run_fullscreen
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("'arena replays view' needs a terminal; use 'arena replays show' instead", 2)
@@ -435,17 +425,10 @@ def view(match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id"
     nav = Navigator(rep)
     names = _names(rep)
     title = f"match {match_id}: " + " · ".join(f"{k}:{n}" for k, n in enumerate(names))
-    fd = sys.stdin.fileno()
-    saved = termios.tcgetattr(fd)
-    try:
-        tty.setcbreak(fd)
-        with Live(nav.screen(names, title), console=Console(), screen=True, auto_refresh=False) as live:
-            while True:
-                key = _read_key(fd, 1 / SPEEDS[nav.speed] if nav.playing else None)
-                if key is None:
-                    nav.tick()
-                elif not nav.press(key):
-                    break
-                live.update(nav.screen(names, title), refresh=True)
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+    run_fullscreen(
+        lambda: nav.screen(names, title),
+        nav.press,
+        timeout=lambda: 1 / SPEEDS[nav.speed] if nav.playing else None,
+        on_timeout=nav.tick,
+        min_width=BOARD_WIDTH,
+    )

@@ -24,6 +24,8 @@ from .state import Phase, State
 _COLOUR_CODE = {0: "32", 1: "35", 2: "33", 3: "31", 4: "34"}
 _SEAT_CODE = ("1;36", "1;91", "1;92", "1;93")
 _CELL = 7  # characters per lounger cell
+BOARD_WIDTH = 6 + _CELL * sum(width for _, width in COLOUR_ZONES)
+"""Columns the lounger grid of :func:`render` needs (the longer lines may wrap, the grid may not)."""
 
 
 LEGEND = """\

@@ -30,6 +30,24 @@ def worker(
             help="data folder for the bot artifact cache and logs (default: $ARENA_HOME or ./arena-data)"
         ),
     ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "--host",
+            "--listen",
+            metavar="ADDRESS",
+            help="the address the workers listen on (default: 127.0.0.1 for a scheduler on this machine's "
+            "loopback, else this machine's address towards the scheduler; 0.0.0.0: every interface)",
+        ),
+    ] = None,
+    dashboard_address: Annotated[
+        str | None,
+        typer.Option(
+            "--dashboard-address",
+            metavar="[HOST]:PORT",
+            help="serve Dask's diagnostics dashboard there (a port alone: on --host; default: no dashboard)",
+        ),
+    ] = None,
     print_only: Annotated[
         bool, typer.Option("--print", help="print the 'dask worker' command instead of running it")
     ] = False,
@@ -37,6 +55,11 @@ def worker(
     """Start Dask worker processes that play tournament matches for a scheduler.
 
     The same as: dask worker ADDRESS --nworkers N --nthreads 1 --preload arena.tournament.cluster
+    --host HOST --no-dashboard
+
+    The workers (and their nannies) accept connections on --host only: the scheduler and the
+    other workers must reach them there.  Nothing of Dask's traffic is authenticated or encrypted
+    (see the README's cluster section).
 
     Each process keeps a referee and its (sandboxed) bots running between matches.
 
@@ -45,7 +68,12 @@ def worker(
 
     from arena.tournament.cluster import worker_command
 
-    argv = worker_command(scheduler, nworkers or default_jobs(), name=name)
+    try:
+        argv = worker_command(
+            scheduler, nworkers or default_jobs(), name=name, host=host, dashboard=dashboard_address
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--scheduler") from None
     if print_only:
         typer.echo(shlex.join(argv))
         return

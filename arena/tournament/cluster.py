@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import ipaddress
 import logging
 import os
 import queue
 import re
+import socket
 import stat
 import sys
 import threading
@@ -43,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from distributed import Client, Future, KilledWorker, LocalCluster, Worker, WorkerPlugin, get_worker
+from distributed.comm.addressing import get_address_host_port
 from sqlmodel import col, select
 
 from arena.referee import MatchResult, RefereeConfig
@@ -253,8 +256,47 @@ def dask_teardown(worker: Worker) -> None:
     close_host()
 
 
-def worker_command(scheduler: str, nworkers: int, *, name: str | None = None) -> list[str]:
-    """The ``dask worker`` command line that serves matches (one at a time per process)."""
+def listen_host(scheduler: str) -> str:
+    """The address an ``arena worker`` listens on when not told: loopback when the scheduler is
+    on this machine's loopback, else the local address of the interface that routes to the
+    scheduler (never every interface unless asked).  :class:`ValueError` when the scheduler's
+    host cannot be resolved."""
+    target = scheduler if "://" in scheduler else f"tcp://{scheduler}"
+    try:
+        host, port = get_address_host_port(target)
+    except ValueError as exc:
+        raise ValueError(f"bad scheduler address {scheduler!r}: {exc}") from None
+    try:
+        family, _, _, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+    except (OSError, UnicodeError) as exc:
+        raise ValueError(f"cannot resolve the scheduler's host {host!r}: {exc}; give --host") from None
+    ip = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+    if ip.is_loopback:
+        return str(ip)
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:  # nothing is sent: only routed
+        try:
+            probe.connect(sockaddr)
+        except OSError as exc:
+            raise ValueError(f"no route to the scheduler's host {host!r}: {exc}; give --host") from None
+        return str(probe.getsockname()[0])
+
+
+def worker_command(
+    scheduler: str,
+    nworkers: int,
+    *,
+    name: str | None = None,
+    host: str | None = None,
+    dashboard: str | None = None,
+) -> list[str]:
+    """The ``dask worker`` command line that serves matches (one at a time per process).
+
+    The workers and their nannies listen on ``host`` only (default :func:`listen_host`: loopback
+    for a scheduler on loopback); ``0.0.0.0`` or ``::`` means every interface.  ``dashboard``: the
+    diagnostics dashboard's address (``PORT`` or ``:PORT`` binds ``host``; default: no dashboard,
+    and the workers' HTTP health and metrics routes on a free port of ``host``).
+    """
+    host = host or listen_host(scheduler)
     argv = [
         sys.executable,
         "-m",
@@ -266,8 +308,16 @@ def worker_command(scheduler: str, nworkers: int, *, name: str | None = None) ->
         "1",
         "--preload",
         __name__,
-        "--no-dashboard",
+        "--host",
+        host,
     ]
+    # Each worker always serves HTTP (health and metrics routes; the dashboard's pages with
+    # --dashboard), on every interface unless given an address: bind it to `host` too.
+    http = dashboard if dashboard is not None else "0"
+    port = http.removeprefix(":")
+    if port.isdigit():  # a port alone: on the workers' own interface
+        http = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    argv += ["--dashboard-address", http, "--no-dashboard" if dashboard is None else "--dashboard"]
     if name:
         argv += ["--name", name]
     return argv
@@ -505,6 +555,7 @@ def local_cluster(workers: int) -> Iterator[Client]:
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
+        host="127.0.0.1",  # scheduler and workers on loopback only
         dashboard_address=None,
         silence_logs=logging.ERROR,
     )

@@ -13,13 +13,20 @@ from contextlib import contextmanager
 
 import typer
 
-from arena.ratings.errors import RatingError
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.store.bots import UnknownBotError
 from arena.store.db import Database, StoreError, database_url, describe, how_chosen
 from arena.store.tournaments import UnknownMatchError, UnknownTournamentError
 
-EXPECTED_ERRORS = (StoreError, BotLaunchError, RatingError, SandboxUnavailableError, ValueError)
+EXPECTED_ERRORS = (StoreError, BotLaunchError, SandboxUnavailableError, ValueError)  # + RatingError
+
+
+def expected_errors() -> tuple[type[Exception], ...]:
+    """:data:`EXPECTED_ERRORS` and the ratings' errors (imported only when needed: the ratings
+    package loads numpy, which would slow every command's start)."""
+    from arena.ratings.errors import RatingError
+
+    return (*EXPECTED_ERRORS, RatingError)
 NOT_FOUND = (UnknownTournamentError, UnknownMatchError, UnknownBotError)
 
 
@@ -61,7 +68,9 @@ def database(*, readonly: bool = False) -> Iterator[Database]:
         raise fail(str(exc)) from None
     try:
         yield db
-    except EXPECTED_ERRORS as exc:
+    except Exception as exc:
+        if not isinstance(exc, expected_errors()):
+            raise
         raise fail(explain(exc, db.where)) from None
     finally:
         db.close()

@@ -6,7 +6,8 @@ address within ``window`` seconds, that address is *locked out*: for ``lockout``
 stream from it is refused with ``RESOURCE_EXHAUSTED`` and a retry-after, before its token is even
 looked at, so a correct token is refused too (otherwise the guessing would go on, with the
 refusals telling right from wrong).  Each further lockout of the same address doubles, up to
-``max_lockout``; an address without a failure for ``forget`` seconds starts afresh.  A success
+``max_lockout``; an address that stays quiet for ``forget`` seconds after its last failure or
+lockout starts afresh.  A success
 does not wipe the failures (an attacker holding one valid token could otherwise reset its count).
 
 Addresses are IPv4 addresses, or IPv6 /64 networks (one host usually owns a whole /64; loopback and
@@ -37,7 +38,7 @@ class AuthLimits:
     window: float = 60.0
     lockout: float = 30.0  # the first lockout, in seconds; each further one doubles
     max_lockout: float = 3600.0
-    forget: float = 3600.0  # seconds without a failure after which an address starts afresh
+    forget: float = 3600.0  # seconds quiet (after the last failure or lockout) to start afresh
     max_peers: int = 65536
 
     def __post_init__(self) -> None:
@@ -127,7 +128,7 @@ class AuthLimiter:
         if peer is None:
             self._make_room()
             peer = self._peers[address] = _Peer()
-        elif peer.last and now - peer.last > c.forget:
+        elif now - max(peer.last, peer.locked_until) > c.forget:  # quiet since its last lockout ended
             peer.strikes = 0
         peer.last = now
         while peer.failures and now - peer.failures[0] > c.window:

@@ -234,6 +234,17 @@ def test_lockouts_double_and_are_forgotten_after_a_quiet_hour() -> None:
     assert [limiter.failure(peer, "x") for _ in range(3)][-1] == 10  # a fresh start
 
 
+def test_a_long_lockout_is_not_forgotten_the_moment_it_ends() -> None:
+    """Quiet time counts from the end of the lockout, not from the failure that started it."""
+    clock = Clock()
+    limiter = AuthLimiter(AuthLimits(failures=1, lockout=100, max_lockout=400, forget=150), clock=clock)
+    assert limiter.failure("203.0.113.7", "x") == 100
+    clock.now += 101
+    assert limiter.failure("203.0.113.7", "x") == 200
+    clock.now += 201  # 201 s after the last failure (> forget), but only 1 s after the lockout
+    assert limiter.failure("203.0.113.7", "x") == 400
+
+
 def test_failures_outside_the_window_do_not_count() -> None:
     clock = Clock()
     limiter = AuthLimiter(AuthLimits(failures=3, window=60), clock=clock)

@@ -46,6 +46,7 @@ MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while m
 DEFAULT_HOME = "arena-data"
 SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN = 11, 26, 8, 14
 PG_DAMAGE_STATES = ("XX001", "XX002")  # data_corrupted, index_corrupted
+PG_READ_ONLY_TRANSACTION = "25006"  # a write in a read-only open (default_transaction_read_only)
 READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
 
@@ -209,8 +210,11 @@ def classify(exc: BaseException) -> str | None:
         if primary == SQLITE_CANTOPEN:
             return "cannot-open"
         return None
-    if getattr(exc, "sqlstate", None) in PG_DAMAGE_STATES:
+    state = getattr(exc, "sqlstate", None)
+    if state in PG_DAMAGE_STATES:
         return "damaged"
+    if state == PG_READ_ONLY_TRANSACTION:
+        return "read-only"
     return None
 
 

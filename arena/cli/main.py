@@ -37,7 +37,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("leaderboard", "arena.cli.leaderboard_cmd:app",
      "Ratings with intervals; standing leaderboards in leaderboards/."),
     ("replays", "arena.cli.replays_cmd:app", "List, show, export and verify the replays of stored matches."),
-    ("db", "arena.cli.db_cmd:app", "Check the database for damage, back it up online, upgrade its schema."),
+    ("db", "arena.cli.db_cmd:app", "Check, back up and upgrade the database."),
 )
 
 _app: typer.Typer | None = None

@@ -180,6 +180,9 @@ def test_no_show() -> None:
             proc = BotProcess("present", launch_command(TRIVIAL_BOT))
             try:
                 await proc.start(server.address, present.token)
+                deadline = time.monotonic() + 30  # a loaded machine may take over the 1 s to start it
+                while not present.stream_open and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
                 start = time.monotonic()
                 result = await server.play(
                     [absent, present], 8, CONTROL, probe=lambda seat: proc.probe() if seat else None

@@ -1,8 +1,9 @@
 """Helpers shared by the CLI sub-apps: opening the database, turning errors into messages.
 
 This is the one place where the CLI turns expected errors into ``error: ...`` and exit 1: inside
-``with database() as db`` (and, for anything opened later in a command, :func:`explain` via
-:func:`cli_errors`).  A "not found" message also names the database it looked in.
+``with database() as db``, and (through :func:`escaped`, called by the top-level command group)
+for a store error escaping any command, e.g. from a database opened mid-command.  A "not found"
+message also names the database it looked in.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def expected_errors() -> tuple[type[Exception], ...]:
     from arena.ratings.errors import RatingError
 
     return (*EXPECTED_ERRORS, RatingError)
+
+
 NOT_FOUND = (UnknownTournamentError, UnknownMatchError, UnknownBotError)
 
 
@@ -76,11 +79,10 @@ def database(*, readonly: bool = False) -> Iterator[Database]:
         db.close()
 
 
-@contextmanager
-def cli_errors() -> Iterator[None]:
-    """Expected errors raised outside :func:`database` (e.g. a database opened mid-command)
-    become the same one-line message and exit 1."""
-    try:
-        yield
-    except StoreError as exc:
-        raise fail(explain(exc, describe(database_url()))) from None
+def escaped(exc: BaseException) -> typer.Exit | None:
+    """For the top-level command group: a store error that escaped a command (a database opened
+    mid-command, outside :func:`database`) becomes the same one-line message, and the Exit to
+    raise is returned; anything else is not ours (None: let it through)."""
+    if isinstance(exc, StoreError):
+        return fail(explain(exc, describe(database_url())))
+    return None

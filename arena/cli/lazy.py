@@ -109,6 +109,13 @@ class LazyGroup(TyperGroup):
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             raise Interrupted from exc
+        except Exception as exc:  # a store error escaping any command: one message (arena.cli.common)
+            from .common import escaped
+
+            message = escaped(exc)
+            if message is None:
+                raise
+            raise message from None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         self.listing = True

@@ -325,3 +325,31 @@ def test_postgres_check_names_a_damaged_replay_and_backup_advises_pg_dump(
     assert "pg_dump --format=custom --file" in backup.stderr and "pg_restore" in backup.stderr
     assert ":arena@" not in backup.stderr and "arena:arena" not in backup.stderr  # no password shown
     assert not (tmp_path / "x.dump").exists()
+
+
+def test_damage_met_mid_command_is_one_message(copy: Played, tmp_path: Path) -> None:
+    """The file is damaged while a command runs (truncated under `arena match` after it opened the
+    database, before it records the result): the error escaping the command is still the one
+    message, through the command group's handler (arena.cli.common.escaped)."""
+    slow = Path(__file__).resolve().parents[2] / "bots" / "faulty" / "slow_bot.py"
+    err = tmp_path / "err.txt"
+    with err.open("w") as fh:
+        proc = subprocess.Popen(
+            [str(ARENA), "match", "greedy", str(slow), "--no-sandbox", "--move-time", "2", "--bank", "0"],
+            env={**arena_env(copy.home, copy.url), "FAULT_AT": "1", "SLEEP": "30"},
+            cwd=copy.home, stdout=subprocess.DEVNULL, stderr=fh,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while not re.search(r"^match \d+: greedy vs", err.read_text(), re.M):
+                assert proc.poll() is None and time.monotonic() < deadline, err.read_text()
+                time.sleep(0.05)
+            os.truncate(copy.file, 40000)  # the slow bot holds the match for 2 s: damage it meanwhile
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    stderr = err.read_text()
+    assert code == 1, stderr
+    assert_clear_damage_message(subprocess.CompletedProcess([], code, "", stderr), copy)

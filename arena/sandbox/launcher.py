@@ -341,7 +341,7 @@ class BotProcess:
                 await asyncio.wait_for(proc.wait(), grace)
         if proc.returncode is None and self.sandbox is None:
             # the guard kills and reaps the bot's whole tree (setsid() escapees too), then exits
-            _kill(proc.pid, guard.KILL_SIGNAL)
+            _wake_and_kill(proc.pid)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), GUARD_GRACE)
         _killpg(proc.pid, signal.SIGKILL)  # also any child left in the group
@@ -364,7 +364,7 @@ class BotProcess:
         if proc is None or proc.returncode is not None:
             return
         if self.sandbox is None:
-            _kill(proc.pid, guard.KILL_SIGNAL)  # the guard kills the tree it is the subreaper of
+            _wake_and_kill(proc.pid)  # the guard kills the tree it is the subreaper of
         else:
             _killpg(proc.pid, signal.SIGKILL)  # bubblewrap: its PID namespace dies with it
         if self.cgroup is not None:
@@ -479,6 +479,13 @@ def _killpg(pgid: int, sig: signal.Signals) -> None:
 def _kill(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
+
+
+def _wake_and_kill(guard_pid: int) -> None:
+    """Tell a guard to kill its bot's tree; first continue it, in case the bot stopped its
+    whole process group (the guard's too) with SIGSTOP."""
+    _kill(guard_pid, signal.SIGCONT)
+    _kill(guard_pid, guard.KILL_SIGNAL)
 
 
 def _exit_text(code: int) -> str:

@@ -208,3 +208,38 @@ def test_a_bot_that_cannot_be_executed_is_a_launch_error(tmp_path: Path) -> None
 
     with pytest.raises(BotLaunchError, match=r"cannot start .*missing: No such file"):
         asyncio.run(main())
+
+
+def test_a_bot_that_stops_its_own_process_group_is_still_reaped(
+    cgroups: str, tag: str, tmp_path: Path
+) -> None:
+    """``kill -STOP 0`` freezes the bot's whole process group, its guard included, after leaving a
+    setsid() escapee that ignores SIGTERM and SIGHUP: stop() still ends all of it, promptly."""
+    script = (
+        "setsid sh -c 'trap \"\" TERM HUP; sleep 60' </dev/null >/dev/null 2>&1 & "
+        "sleep 0.2; kill -STOP 0; sleep 60"
+    )
+
+    async def main() -> tuple[float, set[int]]:
+        proc = BotProcess(
+            "freezer", ["/bin/sh", "-c", script], log_dir=tmp_path, extra_env={"ARENA_TEST_TAG": tag}
+        )
+        await proc.start("unix:/nonexistent", "at_unused")
+        assert proc.pid is not None
+        deadline = time.monotonic() + 20
+        while not (len(with_environ(tag)) >= 3 and _state(proc.pid) == "T"):  # frozen, escapee out
+            assert time.monotonic() < deadline, (with_environ(tag), _state(proc.pid))
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await proc.stop(grace=0.2)
+        return time.monotonic() - started, wait_until_none(lambda: with_environ(tag), timeout=3.0)
+
+    took, left = asyncio.run(main())
+    assert not left, f"survived stop(): {sorted(left)}"
+    assert took < 2.5, f"stop() took {took:.1f} s (the frozen guard was not woken)"
+
+
+def _state(pid: int) -> str:
+    from .helpers import state
+
+    return state(pid) or "?"

@@ -29,7 +29,7 @@ from arena.matchrunner import BotSpec, play_local_match, resolve_bot
 from arena.referee import RefereeServer, TimeControl
 from arena.sandbox import BotProcess, SandboxLimits, bwrap_problem, launch_command
 from arena.sandbox import launcher as launcher_module
-from arena.sandbox.cgroups import BotCgroup
+from arena.sandbox.cgroups import PREFIX, BotCgroup
 
 from .helpers import FAULTY, is_alive, kill, wait_until_none, with_cmdline, with_environ
 
@@ -243,3 +243,40 @@ def _state(pid: int) -> str:
     from .helpers import state
 
     return state(pid) or "?"
+
+
+def test_the_next_bot_cgroup_sweeps_escapees_of_a_dead_arena(tmp_path: Path) -> None:
+    """An arena process and its guards SIGKILLed together leave a bot's escapee in the bot's
+    cgroup: the next cgroup made on this machine kills it and removes the cgroup (a live
+    arena's cgroups are never touched)."""
+    if BotCgroup.create(None, None) is None:
+        pytest.skip("this machine cannot create per-bot cgroups")
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that is gone: the "arena process" that made the cgroup
+    mine = BotCgroup.create(None, None)
+    assert mine is not None
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        stale = {c: d.with_name(f"{PREFIX}{dead.pid}-{uuid.uuid4().hex[:12]}") for c, d in mine.dirs.items()}
+        for d in stale.values():
+            d.mkdir()
+        escapee = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        started.append(escapee)
+        for d in stale.values():
+            (d / "cgroup.procs").write_text(str(escapee.pid))
+        live = subprocess.Popen(["sleep", "60"])  # in this (live) process's own bot cgroup
+        started.append(live)
+        for procs in mine.procs_files:
+            Path(procs).write_text(str(live.pid))
+        other = BotCgroup.create(None, None)  # sweeps
+        assert other is not None
+        other.remove()
+        assert escapee.wait(timeout=5) == -signal.SIGKILL
+        assert not any(d.exists() for d in stale.values())
+        assert live.poll() is None and all(d.exists() for d in mine.dirs.values())
+    finally:
+        mine.remove()
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()

@@ -113,7 +113,8 @@ def _play(
     from arena.store.tournaments import record_failure, record_result
 
     try:
-        resolved = [resolve(b, db) for b in bots]
+        no_db = "not a registered bot (with --no-record the database is not read)"
+        resolved = [resolve(b, db, no_db=no_db) for b in bots]
     except (BotLaunchError, StoreError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -123,6 +124,7 @@ def _play(
     sandbox = sandbox_choice(no_sandbox)
     console = make_console(stderr=True)
     stored: int | None = None
+    unsaved = False  # played, but the database refused the result
     if db is not None:
         from arena.botref import stored_version
         from arena.store.adhoc import start_adhoc_match
@@ -156,7 +158,12 @@ def _play(
         raise
     progress.close()
     if db is not None and stored is not None:
-        record_result(db, stored, result)
+        try:
+            record_result(db, stored, result)
+        except StoreError as exc:
+            typer.echo(f"error: the match was played but could not be stored: {exc}", err=True)
+            stored, unsaved = None, True
+            out = out or logs / f"{match_id}.jsonl"  # the replay is not lost
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(result.replay, encoding="utf-8")
@@ -179,6 +186,8 @@ def _play(
     elif stored is None:
         kept.append("replay not kept (--no-record without --out)")
     console.print(f"{'   '.join(kept)}   bot logs: {logs}/", markup=False, highlight=False)
+    if unsaved:
+        raise typer.Exit(1)
     if result.forfeits:
         raise typer.Exit(FORFEIT_EXIT)
 

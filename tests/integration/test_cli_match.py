@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from arena.endings import seat_label
+
 from .helpers import child_pids
 
 ARENA = Path(sys.executable).parent / "arena"
@@ -60,7 +62,7 @@ def test_arena_match_runs_and_its_replay_verifies(tmp_path: Path) -> None:
         assert bot == name
         assert int(score) == last["scores"][seat]
         assert int(place) == last["placings"][seat]
-        assert end == last["termination"]
+        assert end == seat_label(last["termination"], int(place))  # "finished" / "round cap"
         assert int(moves) > 0
     assert [int(r[0]) for r in rows] == sorted(int(r[0]) for r in rows)
     assert "match 1: greedy vs random  seed 5" in proc.stderr  # stored as match 1 of a fresh database

@@ -7,6 +7,9 @@ A bot reference is, tried in this order:
 3. a sample bot shipped in ``bots/``: ``greedy``, ``invader``, ``random``, ``search``.
 
 A reference that is none of these is refused with a :class:`BotRefError` listing what was tried.
+A registered bot that was removed is refused (not silently replaced by a sample of its name).
+Where a match is recorded (``arena match``, tournaments), :func:`stored_version` gives the stored
+version a reference plays under.
 """
 
 from __future__ import annotations
@@ -55,12 +58,6 @@ class ResolvedBot:
     path: Path | None = None
     version_id: int | None = None
 
-    def describe(self) -> str:
-        """``random (sample bot)``, ``mybot@2 (registered)``, ``bad (file ./bad.py)``."""
-        if self.kind == "path":
-            return f"{self.name} (file {self.ref})"
-        return f"{self.name} ({'sample bot' if self.kind == 'sample' else 'registered'})"
-
 
 def _looks_like_path(ref: str) -> bool:
     return "/" in ref or os.sep in ref or ref.startswith(".") or ref.startswith("~")
@@ -69,7 +66,7 @@ def _looks_like_path(ref: str) -> bool:
 def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> ResolvedBot:
     """Resolve ``ref`` (see the module docstring).  Without ``db`` registered names are not
     looked up (and the error says so, or says ``no_db``: why there is none).  Raises
-    :class:`BotRefError`."""
+    :class:`BotRefError`, or :class:`arena.store.bots.UnknownBotError` for a removed bot."""
     path = Path(ref).expanduser()
     if path.exists() or _looks_like_path(ref):
         if not path.exists():

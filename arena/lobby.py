@@ -228,4 +228,16 @@ class Lobby:
             self.server.revoke(r.session)
         await asyncio.sleep(0.2)  # let waiting streams receive their goodbye
         await self.server.stop(0.5)
+        await _unwound_rpcs()
         shutil.rmtree(self.sock_dir, ignore_errors=True)
+
+
+async def _unwound_rpcs(timeout: float = 2.0) -> None:
+    """Wait until the streams a stopping gRPC server cancelled have finished unwinding (a stream
+    cut short mid-match takes a few loop turns); else ``asyncio.run`` cancels them once more as
+    it ends and gRPC prints a traceback for each."""
+    names = ("rpc_task", "HandleExceptions[")  # gRPC's names for a stream's tasks
+    current = asyncio.current_task()
+    rpcs = [t for t in asyncio.all_tasks() if t is not current and t.get_name().startswith(names)]
+    if rpcs:
+        await asyncio.wait(rpcs, timeout=timeout)

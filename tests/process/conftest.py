@@ -3,4 +3,12 @@ surviving bot processes afterwards; a fresh database on SQLite and on PostgreSQL
 
 from __future__ import annotations
 
-from store.conftest import arena_home, backend, db, db_url, new_db_url  # noqa: F401 (fixtures)
+from store.conftest import (  # noqa: F401 (fixtures)
+    arena_home,
+    backend,
+    db,
+    db_url,
+    new_db_url,
+    sqlite_db,
+    sqlite_url,
+)

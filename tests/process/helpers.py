@@ -3,6 +3,7 @@ processes of a run (found in /proc), and the uninterrupted reference results."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -33,17 +34,18 @@ GAMES = 3  # 3 tables of 2 x 2 rotations x 3 seeds = 18 matches
 TOTAL = 18
 
 
-def create(url: str, home: Path, sandbox: bool) -> int:
-    """Register the sample bots and create the standard tournament with the CLI; its id."""
+def create(url: str, home: Path, sandbox: bool, games: int = GAMES) -> int:
+    """Register the sample bots and create the standard tournament (``games`` seeds per table:
+    6 matches each) with the CLI; its id."""
     db = Database(url)
     for name in SAMPLES:
         add_bot(db, name, sample(name))
     db.close()
     made = run_cli(
-        home, url, "tournament", "create", *SAMPLES, "--tables", "2", "--games", str(GAMES),
+        home, url, "tournament", "create", *SAMPLES, "--tables", "2", "--games", str(games),
         "--seed", str(SEED), "--move-time", "2", "--bank", "20", *([] if sandbox else ["--no-sandbox"]),
     )  # fmt: skip
-    assert f"{TOTAL} matches" in made.stderr
+    assert f"{6 * games} matches" in made.stderr
     return int(made.stdout.strip())
 
 
@@ -154,10 +156,8 @@ def run_markers(home: Path) -> list[str]:
     found = [str(home)]
     runs = home / "runs"
     for f in runs.glob("*.json") if runs.is_dir() else []:
-        try:
+        with contextlib.suppress(OSError, ValueError, KeyError):
             found.append(f"ARENA_RUN={json.loads(f.read_text())['marker']}")
-        except (OSError, ValueError, KeyError):
-            pass
     return found
 
 

@@ -1,0 +1,228 @@
+"""SIGTERM (and Ctrl-C's SIGINT) stop every long-running command cleanly: ``arena tournament``
+stops its bots, keeps what finished, puts the rest back in the queue and prints the resume
+command; ``arena serve``, ``arena web`` and ``arena worker`` stop; each says so in one line and
+exits 128 + the signal (143 for SIGTERM, 130 for SIGINT)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from store.helpers import REPO, match_rows, run_cli, sample, status_counts_plain
+
+from arena.store.db import Database
+
+from .helpers import (
+    TOTAL,
+    Started,
+    create,
+    descendants,
+    kill_all,
+    marked,
+    run_markers,
+    start,
+    survivors,
+    wait_for_finished,
+    wait_until,
+)
+
+
+def _stop(run: Started, sig: signal.Signals, *, group: bool, timeout: float = 60) -> int:
+    if group:
+        os.killpg(run.proc.pid, sig)
+    else:
+        os.kill(run.proc.pid, sig)
+    return run.wait(timeout=timeout)
+
+
+def _cleanup(run: Started, pids: list[int]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(run.proc.pid, signal.SIGKILL)
+    if run.proc.poll() is None:
+        run.proc.kill()
+        run.proc.wait()
+    kill_all(pids)
+
+
+def _last_line(output: str) -> str:
+    return output.strip().splitlines()[-1]
+
+
+# ---------------------------------------------------------------------- tournaments
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_tournaments_group_stops_it_cleanly(
+    sqlite_url: str, arena_home: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """The whole process group gets the signal (a terminal's Ctrl-C, ``kill -TERM -PGID``): the
+    workers stop their bots themselves, the coordinator records what finished and queues the
+    rest.  (``kill PID`` of the coordinator alone, on both databases: test_coordinator_death.py.)"""
+    db_url = sqlite_url
+    tid = create(db_url, arena_home, sandbox=True)
+    run = start(arena_home, db_url, tmp_path / "start.log", "tournament", "start", str(tid), "--jobs", "2")
+    tree = []
+    try:
+        wait_for_finished(run, db_url, tid)
+        wait_until(lambda: bool(marked([str(arena_home / "artifacts")])), 30, "bots running")
+        tree = descendants(run.proc.pid)
+        markers = run_markers(arena_home)
+        stopped = time.monotonic()
+        code = _stop(run, sig, group=True)
+        left = survivors(tree, markers, timeout=max(0.0, stopped + 5.0 - time.monotonic()))
+    finally:
+        _cleanup(run, [r.pid for r in tree])
+    output = run.output()
+    assert not left, f"processes of the run outlived it: {left}"
+    assert code == 128 + sig, output
+    how = "interrupted (Ctrl-C)" if sig == signal.SIGINT else "stopped by SIGTERM"
+    last = _last_line(output)
+    assert last.startswith(f"error: {how}: ") and f"resume with 'arena tournament resume {tid}'" in last, (
+        output
+    )
+    assert "Traceback" not in output and "leaked" not in output, output
+    counts = status_counts_plain(db_url, tid)
+    assert set(counts) == {"finished", "queued"}, counts  # nothing left running, nothing failed
+    assert f"{counts['finished']} of {TOTAL} matches finished, {counts['queued']} queued" in last, last
+    db = Database(db_url)
+    rows = match_rows(db, tid)
+    db.close()
+    assert all((r["replays"] == 1) == (r["status"] == "finished") for r in rows)
+    resumed = run_cli(arena_home, db_url, "tournament", "resume", str(tid), "--jobs", "2")
+    assert f"matches: {TOTAL} finished" in resumed.stderr
+
+
+# ---------------------------------------------------------------------- arena web
+
+
+def test_web_stops_cleanly_on_sigterm(sqlite_db: Database, arena_home: Path, tmp_path: Path) -> None:
+    run = start(arena_home, sqlite_db.url, tmp_path / "web.log", "web", "--port", "0")
+    try:
+        wait_until(lambda: "http://" in run.output() or run.proc.poll() is not None, 60, "the web server")
+        assert run.proc.poll() is None, run.output()
+        url = re.search(r"http://\S+", run.output())
+        assert url is not None
+        import urllib.request
+
+        with urllib.request.urlopen(url.group(0), timeout=30) as page:
+            assert page.status == 200
+        code = _stop(run, signal.SIGTERM, group=False, timeout=30)
+    finally:
+        _cleanup(run, [])
+    output = run.output()
+    assert code == 143, output
+    assert _last_line(output) == "arena web: stopped by SIGTERM", output
+    assert "Traceback" not in output and len(output.strip().splitlines()) == 2, output
+
+
+# ---------------------------------------------------------------------- arena serve
+
+
+def test_serve_stops_cleanly_on_sigterm_mid_match(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
+    """A remote bot is in the middle of a match (it sleeps on its first decision) when the
+    lobby gets SIGTERM: the match's local bot is stopped, the match is recorded as failed
+    (interrupted), nothing stays ``running``, one line, exit 143."""
+    db_url = sqlite_url
+    run_cli(arena_home, db_url, "bots", "add", "greedy", str(sample("greedy")))
+    added = run_cli(arena_home, db_url, "bots", "add", "far", "--remote")
+    token = re.search(r"\brt_\S+", added.stdout + added.stderr)
+    assert token is not None, added.stdout + added.stderr
+    run = start(
+        arena_home, db_url, tmp_path / "serve.log", "serve", "--listen", "127.0.0.1:0", "--no-sandbox",
+        "--games", "1", "--move-time", "60", "--bank", "0",
+    )  # fmt: skip
+    bot = None
+    try:
+        wait_until(lambda: "listening on" in run.output(), 60, "the lobby")
+        address = re.search(r"listening on (\S+)", run.output())
+        assert address is not None
+        bot = subprocess.Popen(
+            [sys.executable, str(REPO / "bots" / "faulty" / "slow_bot.py"), f"--address={address.group(1)}",
+             f"--token={token.group(0)}"],
+            env={**os.environ, "FAULT_AT": "1", "SLEEP": "120"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        wait_until(lambda: re.search(r"^match \d+: ", run.output(), re.M) is not None, 60, "a match")
+        wait_until(lambda: bool(marked([str(arena_home / "artifacts")])), 30, "the local bot")
+        time.sleep(0.5)
+        code = _stop(run, signal.SIGTERM, group=False, timeout=30)
+        left = survivors([], [str(arena_home / "artifacts")], timeout=5.0)
+    finally:
+        _cleanup(run, [])
+        if bot is not None:
+            bot.kill()
+            bot.wait()
+    output = run.output()
+    assert not left, left
+    assert code == 143, output
+    assert _last_line(output) == (
+        "arena serve: stopped by SIGTERM: 0 matches played, 1 in progress recorded as failed (interrupted)"
+    ), output
+    assert "Traceback" not in output, output
+    db = Database(db_url)
+    rows = match_rows(db, 1)
+    db.close()
+    assert [r["status"] for r in rows] == ["failed"], rows
+
+
+# ---------------------------------------------------------------------- arena worker
+
+
+@pytest.fixture
+def scheduler() -> Iterator[str]:
+    """A Dask scheduler (with no workers of its own) on a free port."""
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=0,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        scheduler_port=0,
+        dashboard_address=":0",
+    )
+    try:
+        yield str(cluster.scheduler_address)
+    finally:
+        cluster.close()  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_worker_stops_with_its_workers(
+    scheduler: str, sqlite_url: str, arena_home: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """``arena worker`` gets SIGTERM: its Dask workers close (stopping their bots), it says so in
+    one line and exits 143.  Killed outright (SIGKILL), its Dask workers die with it."""
+    from distributed import Client
+
+    run = start(
+        arena_home, sqlite_url, tmp_path / "worker.log", "worker", "--scheduler", scheduler, "--nworkers", "1"
+    )
+    tree = []
+    try:
+        with Client(scheduler, set_as_default=False) as client:  # type: ignore[no-untyped-call]
+            wait_until(lambda: len(client.nthreads()) == 1, 90, "the worker to join")  # type: ignore[no-untyped-call]
+        tree = descendants(run.proc.pid)
+        assert tree, "no Dask worker process under arena worker"
+        stopped = time.monotonic()
+        code = _stop(run, sig, group=False, timeout=60)
+        left = survivors(tree, [], timeout=max(5.0, stopped + 15.0 - time.monotonic()))
+    finally:
+        _cleanup(run, [r.pid for r in tree])
+    output = run.output()
+    assert not left, f"Dask worker processes outlived arena worker: {left}"
+    if sig == signal.SIGTERM:
+        assert code == 143, output
+        assert _last_line(output) == "arena worker: stopped by SIGTERM", output
+        assert "Traceback" not in output, output
+    else:
+        assert code == -signal.SIGKILL

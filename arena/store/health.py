@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .db import DatabaseDamagedError, StoreError, classify, readonly_uri, summarize_problems
 
-TREE = re.compile(r"\bTree (\d+)\b")
+PAGE = re.compile(r"\b(?:[Tt]ree|[Pp]age) (\d+)\b")  # "Tree 27", "tree page 44", "Page 47"
 
 
 class BackupError(StoreError):
@@ -40,13 +40,24 @@ class IntegrityReport:
         return not self.problems
 
 
-def _tree_names(conn: sqlite3.Connection) -> dict[int, str]:
-    """Root page -> ``table NAME`` / ``index NAME`` (empty when the schema cannot be read)."""
+def _page_owners(conn: sqlite3.Connection) -> dict[int, str]:
+    """Page -> ``table NAME`` / ``index NAME`` as far as SQLite can still tell: the root pages
+    from the schema, then every page its ``dbstat`` table lists (read until it meets the damage;
+    empty when the schema itself cannot be read)."""
     try:
         rows = conn.execute("SELECT type, name, rootpage FROM sqlite_master WHERE rootpage > 0").fetchall()
     except sqlite3.DatabaseError:
         return {}
-    return {int(root): f"{kind} {name}" for kind, name, root in rows}
+    kinds = {str(name): str(kind) for kind, name, _root in rows}
+    owners = {int(root): f"{kind} {name}" for kind, name, root in rows}
+    for name, kind in kinds.items():
+        try:
+            cursor = conn.execute("SELECT pageno FROM dbstat WHERE name = ?", (name,))
+            for (page,) in cursor:
+                owners.setdefault(int(page), f"{kind} {name}")
+        except sqlite3.Error:  # damage met (or no dbstat in this SQLite): keep what was read
+            continue
+    return owners
 
 
 def _table_by_table(conn: sqlite3.Connection, pragma: str) -> list[str]:
@@ -73,9 +84,9 @@ def _table_by_table(conn: sqlite3.Connection, pragma: str) -> list[str]:
 
 def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> IntegrityReport:
     """Run SQLite's page checks on ``path`` (read-only): every page, index and constraint with
-    ``integrity_check``; pages and b-trees only (faster) with ``quick``.  A b-tree named by its
-    root page ("Tree 27") gets its table's or index's name.  A file SQLite cannot read at all
-    is one problem saying so."""
+    ``integrity_check``; pages and b-trees only (faster) with ``quick``.  A page named in a
+    problem ("Tree 27", "tree page 44") gets its table's or index's name where SQLite can tell.
+    A file SQLite cannot read at all is one problem saying so."""
     pragma = "quick_check" if quick else "integrity_check"
     started = time.perf_counter()
     note = ""
@@ -88,14 +99,19 @@ def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> Int
                 raise
             rows = _table_by_table(conn, pragma)  # SQLite gave up: find which tables it was
             note = f"{pragma} stopped at damage ({exc}); checked table by table"
-        names = _tree_names(conn) if rows != ["ok"] else {}
+        owners = _page_owners(conn) if rows != ["ok"] else {}
     finally:
         conn.close()
     lines = [line.strip() for row in rows for line in row.splitlines()]
     problems = [line for line in lines if line and line != "ok" and not line.startswith("***")]
 
     def named(line: str) -> str:
-        return TREE.sub(lambda m: f"{m.group(0)} ({names.get(int(m.group(1)), 'unknown')})", line)
+        return PAGE.sub(
+            lambda m: (
+                f"{m.group(0)} ({owners[int(m.group(1))]})" if int(m.group(1)) in owners else m.group(0)
+            ),
+            line,
+        )
 
     return IntegrityReport(pragma, [named(p) for p in problems], time.perf_counter() - started, note)
 

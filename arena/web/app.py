@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from arena.leaderboard import SYSTEM_TITLES, SYSTEMS, LeaderRow, leaderboard
 from arena.ratings.errors import RatingError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
-from arena.store.db import Database
+from arena.store.db import Database, DatabaseDamagedError
 from arena.store.tournaments import UnknownMatchError
 
 from . import queries
@@ -182,6 +182,10 @@ def create_app(db: Database) -> FastAPI:
             return problem_response(request, 404, "Not found", f"there is no page at {request.url.path}")
         text = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
         return problem_response(request, 400, "Bad request", text)
+
+    @app.exception_handler(DatabaseDamagedError)
+    async def _db_damaged(request: Request, exc: DatabaseDamagedError) -> Response:
+        return problem_response(request, 503, "Database damaged", str(exc))
 
     @app.exception_handler(OperationalError)
     async def _db_down(request: Request, exc: OperationalError) -> Response:

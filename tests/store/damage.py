@@ -87,13 +87,19 @@ def play(home: Path, url: str | None = None, games: int = 2) -> Played:
     return Played(home, t.id, ids)
 
 
-def copy_to(played: Played, home: Path) -> Played:
-    """A standalone copy of the database (no artifacts) in a new data folder ``home``."""
+def copy_to(played: Played, home: Path, *, page_bytes: int | None = None) -> Played:
+    """A standalone copy of the database (no artifacts) in a new data folder ``home``; with
+    ``page_bytes``, rebuilt with pages that small (1024: every replay spills into overflow pages
+    of its own, so one replay can be damaged at the page level without touching the others)."""
     home.mkdir(parents=True, exist_ok=True)
     src = sqlite3.connect(played.file)
     dst = sqlite3.connect(home / "arena.db")
     src.backup(dst)
     dst.execute("PRAGMA journal_mode=DELETE")
+    if page_bytes is not None:
+        dst.execute(f"PRAGMA page_size={page_bytes}")
+        dst.execute("VACUUM")
+        assert dst.execute("PRAGMA page_size").fetchone()[0] == page_bytes
     src.close()
     dst.close()
     return Played(home, played.tournament, list(played.matches))
@@ -154,6 +160,29 @@ def damage_replay_bytes(file: Path, match_id: int) -> None:
     for k in range(16, 24):
         data[at + k] ^= 0x5A
     file.write_bytes(bytes(data))
+
+
+def _page_holding(data: bytes, chunk: bytes, size: int) -> int | None:
+    """The page where ``chunk`` occurs, when it occurs exactly once in ``data``."""
+    at = data.find(chunk)
+    if at < 0 or data.find(chunk, at + 1) >= 0:
+        return None
+    return at // size + 1
+
+
+def overflow_page_of(file: Path, match_id: int) -> int:
+    """An overflow page in the middle of one replay's chain (a page no other row uses, whose
+    link to the next page SQLite follows: garbage there is damage SQLite itself reports)."""
+    blob = replay_blob(file, match_id)
+    data = file.read_bytes()
+    size = page_size(file)
+    overflow = set(pages_of(file, "replay", ("overflow",)))
+    last = _page_holding(data, blob[-16:], size)
+    for start in range(len(blob) // 3, 2 * len(blob) // 3, 16):  # chunks may straddle two pages
+        page = _page_holding(data, blob[start : start + 24], size)
+        if page is not None and page in overflow and page != last:
+            return page
+    raise AssertionError(f"no middle overflow page found for match {match_id}")
 
 
 def replay_text(file: Path, match_id: int) -> str:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,7 @@ from .damage import (
     copy_to,
     damage_replay_bytes,
     garble_pages,
+    overflow_page_of,
     page_size,
     pages_of,
     play,
@@ -46,7 +50,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 
 @pytest.fixture
 def copy(played: Played, tmp_path: Path) -> Played:
-    return copy_to(played, tmp_path / "copy")
+    """A copy with 1 KB pages: each replay has overflow pages of its own (see ``copy_to``)."""
+    return copy_to(played, tmp_path / "copy", page_bytes=1024)
 
 
 def _cli(p: Played, *args: str, code: int | None, real: bool = False) -> subprocess.CompletedProcess[str]:
@@ -105,29 +110,23 @@ def test_db_check_names_a_damaged_replay(copy: Played, how: str) -> None:
 
 
 def test_db_check_and_verify_name_matches_on_garbled_pages(copy: Played) -> None:
-    """Garbage over one leaf page of the replays table: SQLite's check names the table, and both
-    `arena db check` and `arena replays verify --all` name exactly the matches whose replay rows
-    cannot be read, verify every other one, and exit 1 at the end."""
-    leaves = pages_of(copy.file, "replay", ("leaf",))
-    assert len(leaves) >= 2, leaves  # the test needs a page holding some replays but not all
-    garble_pages(copy.file, [leaves[0]])
-    expected = unreadable_replays(copy.file, copy.matches)
-    assert expected and len(expected) < len(copy.matches), expected
+    """Garbage over a page of the replays table (one replay's overflow page): SQLite's check names
+    the table, and both `arena db check` and `arena replays verify --all` name exactly the match
+    whose replay cannot be read, verify every other one, and exit 1 at the end."""
+    victim = copy.matches[2]
+    garble_pages(copy.file, [overflow_page_of(copy.file, victim)])
+    assert unreadable_replays(copy.file, copy.matches) == [victim]  # SQLite itself says so
 
     check = _cli(copy, "db", "check", code=1)
     assert "table replay" in check.stdout, check.stdout
-    named = [
-        int(m)
-        for m in re.findall(r"^FAIL match (\d+): its rows in the database are damaged", check.stdout, re.M)
-    ]
-    assert named == expected, check.stdout
-    assert f"{len(copy.matches) - len(expected)} OK" in check.stdout
+    named = re.findall(r"^FAIL match (\d+): its rows in the database are damaged", check.stdout, re.M)
+    assert [int(m) for m in named] == [victim], check.stdout
+    assert f"replays: 4 checked, 3 OK, 1 damaged: match {victim}" in check.stdout
     assert "Traceback" not in check.stderr and len(ERROR.findall(check.stderr)) == 1
 
     verify = _cli(copy, "replays", "verify", "--all", code=1)
-    assert [int(m) for m in re.findall(r"^FAIL match (\d+):", verify.stdout, re.M)] == expected
-    ok = len(copy.matches) - len(expected)
-    assert f"verified {len(copy.matches)} replays: {ok} OK, {len(expected)} failed" in verify.stdout
+    assert [int(m) for m in re.findall(r"^FAIL match (\d+):", verify.stdout, re.M)] == [victim]
+    assert "verified 4 replays: 3 OK, 1 failed" in verify.stdout
     assert "Traceback" not in verify.stderr
 
 
@@ -161,15 +160,13 @@ def _fill(args: tuple[str, ...], p: Played) -> list[str]:
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage-mid-file"])
 def test_every_command_gives_one_clear_message(copy: Played, damage: str) -> None:
-    """The issue's two damages: `truncate -s 40000` (of ~160 KB) and 16 KB of garbage written
-    mid-file, over the pages of the tables these commands read (matches and seats).  Reading and writing
-    commands alike print one message naming the file and what to do, and exit 1; `replays
-    verify --all` names the matches it cannot read and exits 1; a replay the garbage missed
-    still shows."""
+    """The issue's two damages: truncation (it cut ~160 KB to 40000 bytes; here to a quarter) and
+    16 KB of garbage written mid-file, over the pages of the tables these commands read (matches
+    and seats).  Reading and writing commands alike print one message naming the file and what
+    to do, and exit 1; `replays verify --all` names the matches it cannot read and exits 1; a
+    replay the garbage missed still shows."""
     if damage == "truncated":
-        size = copy.file.stat().st_size
-        assert size > 100_000, size
-        os.truncate(copy.file, 40000)
+        os.truncate(copy.file, copy.file.stat().st_size // 4)
     else:
         pages = pages_of(copy.file, "match") + pages_of(copy.file, "matchseat")
         assert len(pages) * page_size(copy.file) <= 16384, pages  # at most the issue's 16 KB
@@ -202,7 +199,7 @@ def test_every_command_gives_one_clear_message(copy: Played, damage: str) -> Non
 def test_resume_refuses_a_damaged_file_before_writing(copy: Played) -> None:
     """Damage a reader never touches (one replay page) still stops a writer: opening for writing
     runs SQLite's quick_check first, so nothing is written into a damaged file."""
-    garble_pages(copy.file, [pages_of(copy.file, "replay", ("leaf",))[0]])
+    garble_pages(copy.file, [overflow_page_of(copy.file, copy.matches[0])])
     _cli(copy, "tournament", "list", code=0)  # reading the tournaments still works
     before = copy.file.read_bytes()
     proc = _cli(copy, "tournament", "resume", str(copy.tournament), code=1)
@@ -237,7 +234,7 @@ def test_backup_then_restore_repairs_damage(copy: Played, tmp_path: Path) -> Non
 
 
 def test_backup_of_a_damaged_database_is_refused(copy: Played, tmp_path: Path) -> None:
-    garble_pages(copy.file, [pages_of(copy.file, "replay", ("leaf",))[0]])
+    garble_pages(copy.file, [overflow_page_of(copy.file, copy.matches[0])])
     backup = tmp_path / "saved.db"
     proc = _cli(copy, "db", "backup", str(backup), code=1)
     assert "damaged" in proc.stderr and "no backup written" in proc.stderr, proc.stderr
@@ -353,3 +350,33 @@ def test_damage_met_mid_command_is_one_message(copy: Played, tmp_path: Path) -> 
     stderr = err.read_text()
     assert code == 1, stderr
     assert_clear_damage_message(subprocess.CompletedProcess([], code, "", stderr), copy)
+
+
+def test_web_pages_over_damage(copy: Played) -> None:
+    """`arena web` on a file with a garbled replay page: the damaged matches' pages say the
+    database is damaged (503, naming the file), the other pages still work."""
+    bad, good = copy.matches[0], copy.matches[1]
+    garble_pages(copy.file, [overflow_page_of(copy.file, bad)])
+    proc = subprocess.Popen(
+        [str(ARENA), "web", "--port", "0"], env=arena_env(copy.home, copy.url), cwd=copy.home,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        found = re.search(r"(http://127\.0\.0\.1:\d+)", proc.stdout.readline())
+        assert found, proc.poll()
+        base = found.group(1)
+        with urllib.request.urlopen(f"{base}/matches/{good}", timeout=30) as response:
+            assert response.status == 200
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"{base}/matches/{bad}", timeout=30)
+        assert info.value.code == 503
+        page = info.value.read().decode()
+        assert "Database damaged" in page and str(copy.file) in page and "arena db check" in page
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

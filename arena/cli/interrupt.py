@@ -87,6 +87,19 @@ def guard_shutdown() -> None:
         signal.signal(signal.SIGINT, _exit_with_message)
 
 
+def during_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a Ctrl-C was being handled (a KeyboardInterrupt in its
+    chain): an error of the clean-up that the interrupt cut short, not one to show a traceback for."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt | Interrupted):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
+
+
 def from_interrupt(exc: SystemExit) -> bool:
     """Whether click turned a Ctrl-C into this exit (``Exit(130)`` raised from a KeyboardInterrupt)."""
     context = exc.__context__

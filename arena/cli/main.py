@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .interrupt import Interrupted, exit_interrupted, from_interrupt, guard_shutdown, install
+from .interrupt import (
+    Interrupted,
+    during_interrupt,
+    exit_interrupted,
+    from_interrupt,
+    guard_shutdown,
+    install,
+)
 
 if TYPE_CHECKING:
     import typer
@@ -82,6 +89,10 @@ def main() -> None:
         exit_interrupted()
     except SystemExit as exc:
         if from_interrupt(exc):
+            exit_interrupted()
+        raise
+    except BaseException as exc:
+        if during_interrupt(exc):  # e.g. a second Ctrl-C broke the clean-up of the first
             exit_interrupted()
         raise
     finally:

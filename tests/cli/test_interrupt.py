@@ -60,3 +60,20 @@ def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
 def test_a_second_ctrl_c_during_clean_up_stays_quiet(home: Path, long_match: list[str]) -> None:
     assert_one_line(interrupt_arena(long_match, home, [2.5, 2.52, 2.6]))
 
+
+
+def test_an_error_raised_while_handling_ctrl_c_counts_as_the_interrupt() -> None:
+    """A clean-up that a second Ctrl-C cut short may fail with any error: that is still the
+    interrupt (one line, 130), not a traceback; an error with no interrupt behind it is not."""
+    from arena.cli.interrupt import during_interrupt
+
+    def cut_short() -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("Event loop is closed") from None
+
+    with pytest.raises(RuntimeError) as caught:
+        cut_short()
+    assert during_interrupt(caught.value)  # `from None` hides it from tracebacks, not from __context__
+    assert not during_interrupt(RuntimeError("a real bug"))

@@ -67,7 +67,14 @@ class RunFile:
         return cls(path, tournament_id, marker, host, me)
 
     def save(self) -> None:
-        """Write the file (atomically)."""
+        """Write the file (atomically); a data folder that cannot take it is logged, not fatal
+        (the run then just cannot be reaped by the next one)."""
+        try:
+            self._write()
+        except OSError as exc:
+            log.warning("cannot record this run in %s: %s", self.path, exc)
+
+    def _write(self) -> None:
         data: dict[str, Any] = {
             "tournament": self.tournament_id,
             "marker": self.marker,

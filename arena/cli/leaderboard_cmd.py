@@ -44,7 +44,7 @@ def show(
         return
     if system not in SYSTEMS:
         raise typer.BadParameter(f"choose from {', '.join(SYSTEMS)}", param_hint="--system")
-    with database() as db:
+    with database(readonly=True) as db:
         if tournament is not None:
             get_tournament(db, tournament)  # an unknown id is an error, not an empty leaderboard
         rows = leaderboard(

@@ -5,6 +5,10 @@ at most the matches in flight, which :func:`run_tournament` re-queues when it is
 (``arena tournament resume``).  A worker that dies takes only its current match with it: the
 match goes back to the queue and a new pool is started (a few times, then it fails loudly).
 
+A tournament has one coordinator at a time (its lease, :mod:`arena.store.lease`); a stop signal
+(SIGTERM, Ctrl-C) ends a run cleanly, and a dead run's leftovers are reaped by the next one
+(:mod:`arena.tournament.runfile`).
+
 The submit/collect/record loop (:func:`coordinate`) is the same wherever matches are played;
 what differs sits behind :class:`MatchExecutor`: :class:`LocalExecutor` (worker processes on this
 machine) and :class:`arena.tournament.cluster.DaskExecutor` (a Dask cluster).

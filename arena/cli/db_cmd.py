@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +13,7 @@ from sqlalchemy import make_url
 
 from arena.store.db import Database, StoreError, database_url, describe, how_chosen, sqlite_path
 from arena.store.health import backup, check_integrity
-from arena.termui import make_console
+from arena.termui import StatusLine, make_console
 from arena.web.queries import MatchFilters
 from arena.web.replays import Verdict, verify_stored
 
@@ -74,12 +76,19 @@ def check(
         console.print(Text(f"FAIL the database cannot be opened: {exc}", style="red"), soft_wrap=True)
         damaged.append("it cannot be opened")
     else:
+        status = StatusLine(quiet=not sys.stderr.isatty())  # a terminal sees the count go up
+        shown = time.monotonic()
         try:
             for v in verify_stored(db, MatchFilters()):
                 verdicts.append(v)
                 if verbose or not v.ok:
+                    status.close()
                     console.print(Text(v.message(), style="green" if v.ok else "red"), soft_wrap=True)
+                if time.monotonic() - shown > 0.5:
+                    shown = time.monotonic()
+                    status.write(f"checking replays: {len(verdicts)} so far ({v.label})")
         finally:
+            status.close()
             db.close()
         bad = [v.label for v in verdicts if not v.ok]
         summary = f"replays: {len(verdicts)} checked, {len(verdicts) - len(bad)} OK"

@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -413,18 +413,21 @@ def _cpu_ticks(pid: int) -> int | None:
         return None
 
 
-def _first_child(parent: int) -> int | None:
-    """The oldest child of ``parent`` (a guard's is its bot: orphans it adopts come later)."""
-    found: list[tuple[int, int]] = []
+def _proc_stats() -> Iterator[tuple[int, list[str]]]:
+    """Every process's pid and the fields of its ``/proc/PID/stat`` after the command name
+    (state first, then the parent pid, ...); processes that vanish meanwhile are skipped."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            yield int(entry), Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[1]) == parent:
-            found.append((int(fields[19]), int(entry)))  # starttime, pid
+
+
+def _first_child(parent: int) -> int | None:
+    """The oldest child of ``parent`` (a guard's is its bot: orphans it adopts come later)."""
+    found = [(int(fields[19]), pid) for pid, fields in _proc_stats() if int(fields[1]) == parent]
     return min(found)[1] if found else None
 
 
@@ -455,14 +458,8 @@ def _check_executable(name: str, program: str, path: str, cwd: Path | None) -> N
 def _descendant_states(root: int) -> list[str]:
     """The states (R, S, T, Z, ...) of every descendant of ``root``, from /proc."""
     children: dict[int, list[tuple[int, str]]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append((int(entry), fields[0]))
+    for pid, fields in _proc_stats():
+        children.setdefault(int(fields[1]), []).append((pid, fields[0]))
     states, todo = [], [root]
     while todo:
         for pid, state in children.get(todo.pop(), ()):

@@ -7,10 +7,8 @@ time controls vary).
 
 from __future__ import annotations
 
-from sqlmodel import col, select
-
 from .db import Database
-from .models import Match, MatchSeat, MatchStatus, utcnow
+from .tournaments import add_match
 
 GROUP = "ad-hoc"
 
@@ -20,24 +18,4 @@ def start_adhoc_match(db: Database, seed: int, version_ids: list[int]) -> int:
 
     Finish it with :func:`arena.store.tournaments.record_result` (or ``record_failure``).
     """
-    with db.session() as session:
-        last = session.exec(
-            select(Match.ordinal)
-            .where(col(Match.tournament_id).is_(None))
-            .order_by(col(Match.ordinal).desc())
-        ).first()
-        m = Match(
-            tournament_id=None,
-            ordinal=0 if last is None else last + 1,
-            seed=seed,
-            group_key=GROUP,
-            status=MatchStatus.RUNNING,
-            started_at=utcnow(),
-            attempts=1,
-        )
-        session.add(m)
-        session.flush()
-        assert m.id is not None
-        for seat, vid in enumerate(version_ids):
-            session.add(MatchSeat(match_id=m.id, seat=seat, bot_version_id=vid))
-        return m.id
+    return add_match(db, None, seed, GROUP, version_ids)

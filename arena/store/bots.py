@@ -203,9 +203,7 @@ def add_bot(
             session.add(bot)
             restored = True
         assert bot.id is not None
-        latest = session.exec(
-            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
-        ).first()
+        latest = _latest_version(session, bot.id)
         if latest is not None and latest.sha256 == digest:
             if restored:  # adding a removed bot's current file brings the bot back (as 'remove' says)
                 return latest
@@ -213,19 +211,39 @@ def add_bot(
                 f"{path} is identical to {name} version {latest.version} "
                 f"(sha256 {digest[:12]}); nothing added"
             )
-        version = BotVersion(
-            bot_id=bot.id,
-            version=(latest.version + 1) if latest else 1,
-            sha256=digest,
-            filename=path.name,
-            artifact=_relative_artifact(digest, path.name),
-            command=command,
-            persistent=persistent,
-        )
-        session.add(version)
-        session.flush()
-        session.refresh(version)
-        return version
+        return _append_version(session, bot.id, latest, digest, path.name, command, persistent)
+
+
+def _latest_version(session: Session, bot_id: int) -> BotVersion | None:
+    """The newest version of the bot ``bot_id``, or None."""
+    return session.exec(
+        select(BotVersion).where(BotVersion.bot_id == bot_id).order_by(col(BotVersion.version).desc())
+    ).first()
+
+
+def _append_version(
+    session: Session,
+    bot_id: int,
+    latest: BotVersion | None,
+    digest: str,
+    filename: str,
+    command: str,
+    persistent: bool,
+) -> BotVersion:
+    """Add the version after ``latest`` of bot ``bot_id`` (its artifact already stored)."""
+    version = BotVersion(
+        bot_id=bot_id,
+        version=(latest.version + 1) if latest else 1,
+        sha256=digest,
+        filename=filename,
+        artifact=_relative_artifact(digest, filename),
+        command=command,
+        persistent=persistent,
+    )
+    session.add(version)
+    session.flush()
+    session.refresh(version)
+    return version
 
 
 def same_as_current(db: Database, name: str, path: Path) -> BotVersion | None:
@@ -236,9 +254,7 @@ def same_as_current(db: Database, name: str, path: Path) -> BotVersion | None:
         bot = session.exec(select(Bot).where(Bot.name == name)).first()
         if bot is None:
             return None
-        latest = session.exec(
-            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
-        ).first()
+        latest = _latest_version(session, bot.id) if bot.id is not None else None
         return latest if latest is not None and latest.sha256 == digest else None
 
 
@@ -270,22 +286,8 @@ def file_version(db: Database, path: Path, *, max_bytes: int | None = None) -> B
             session.add(bot)
             session.flush()
         assert bot.id is not None
-        latest = session.exec(
-            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
-        ).first()
-        version = BotVersion(
-            bot_id=bot.id,
-            version=(latest.version + 1) if latest else 1,
-            sha256=digest,
-            filename=path.name,
-            artifact=_relative_artifact(digest, path.name),
-            command=command,
-            persistent=True,
-        )
-        session.add(version)
-        session.flush()
-        session.refresh(version)
-        return version
+        latest = _latest_version(session, bot.id)
+        return _append_version(session, bot.id, latest, digest, path.name, command, True)
 
 
 def is_file_bot(name: str) -> bool:

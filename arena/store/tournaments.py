@@ -342,15 +342,17 @@ def load_replay(db: Database, match_id: int) -> str:
         return text
 
 
-def add_match(db: Database, tournament_id: int, seed: int, group: str, version_ids: list[int]) -> int:
-    """Append one match (queued, then marked running) to a tournament whose matches are made as
-    they happen (the remote-bot lobby); return its id."""
+def add_match(
+    db: Database, tournament_id: int | None, seed: int, group: str, version_ids: list[int]
+) -> int:
+    """Append one running match with ``version_ids[k]`` in seat k to a tournament whose matches
+    are made as they happen (the remote-bot lobby), or to no tournament (``None``: a stand-alone
+    ``arena match``); return its id."""
+    owner = (
+        col(Match.tournament_id).is_(None) if tournament_id is None else Match.tournament_id == tournament_id
+    )
     with db.session() as session:
-        last = session.exec(
-            select(Match.ordinal)
-            .where(Match.tournament_id == tournament_id)
-            .order_by(col(Match.ordinal).desc())
-        ).first()
+        last = session.exec(select(Match.ordinal).where(owner).order_by(col(Match.ordinal).desc())).first()
         m = Match(
             tournament_id=tournament_id,
             ordinal=0 if last is None else last + 1,

@@ -72,9 +72,21 @@ def test_localize_points_commands_at_the_local_copy(arena_home: Path) -> None:
 
 
 def test_worker_command() -> None:
-    argv = worker_command("tcp://h:8786", 3)
+    argv = worker_command("tcp://h:8786", 3, host="10.1.2.3")
     assert argv[:3] == [sys.executable, "-m", "distributed.cli.dask_worker"]
     assert argv[3:] == [
         "tcp://h:8786", "--nworkers", "3", "--nthreads", "1",
-        "--preload", "arena.tournament.cluster", "--no-dashboard",
+        "--preload", "arena.tournament.cluster", "--host", "10.1.2.3",
+        "--dashboard-address", "10.1.2.3:0", "--no-dashboard",
     ]  # fmt: skip
+
+
+def test_worker_command_listens_on_loopback_for_a_local_scheduler() -> None:
+    argv = worker_command("tcp://127.0.0.1:8786", 1)
+    assert argv[argv.index("--host") + 1] == "127.0.0.1"
+    assert argv[argv.index("--dashboard-address") + 1] == "127.0.0.1:0"
+
+
+def test_worker_command_refuses_an_unresolvable_scheduler() -> None:
+    with pytest.raises(ValueError, match="give --host"):
+        worker_command("tcp://no-such-host.invalid:8786", 1)

@@ -1,0 +1,53 @@
+"""Tournament formats: one module per format, one line per format in :data:`REGISTRY`.
+
+See :mod:`arena.tournament.formats.base` for the interface (``next(history)`` answers wait /
+play these / finished) and its determinism contract.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    Bye,
+    Finished,
+    Format,
+    FormatError,
+    History,
+    Next,
+    Pairing,
+    Play,
+    Recorded,
+    Settings,
+    Wait,
+)
+from .fixed import Gauntlet, RoundRobin
+
+REGISTRY: dict[str, type[Format]] = {
+    RoundRobin.name: RoundRobin,
+    Gauntlet.name: Gauntlet,
+}
+
+
+def make(name: str, settings: Settings) -> Format:
+    """The format ``name`` for ``settings``; :class:`FormatError` for an unknown name or
+    settings it cannot play."""
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise FormatError(f"unknown format {name!r}; choose one of {', '.join(REGISTRY)}")
+    return cls(settings)
+
+
+__all__ = [
+    "REGISTRY",
+    "Bye",
+    "Finished",
+    "Format",
+    "FormatError",
+    "History",
+    "Next",
+    "Pairing",
+    "Play",
+    "Recorded",
+    "Settings",
+    "Wait",
+    "make",
+]

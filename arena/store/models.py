@@ -60,7 +60,7 @@ class Tournament(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=128)
-    format: str = Field(max_length=32)  # "round-robin" or "gauntlet"
+    format: str = Field(max_length=32)  # a name in arena.tournament.formats.REGISTRY
     table_sizes: str = Field(max_length=16)  # e.g. "2" or "2,4": players per table
     games: int  # distinct seeds per table (each played under every seat rotation)
     seed: int = Field(sa_column=Column(BigInteger, nullable=False))  # seeds go up to 2**63 - 1
@@ -68,6 +68,7 @@ class Tournament(SQLModel, table=True):
     bank: float
     status: str = Field(default="created", max_length=16)  # created, running, finished
     config: str = "{}"  # JSON: everything needed to re-create the schedule
+    rules: str | None = Field(default=None, max_length=32)  # rules variant; None: the standard rules
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
 
@@ -90,6 +91,7 @@ class Match(SQLModel, table=True):
     ordinal: int  # position in the tournament's schedule
     seed: int = Field(sa_column=Column(BigInteger, nullable=False))
     group_key: str = Field(default="", max_length=64, index=True)  # duplicate-dice set
+    round: int = Field(default=0, sa_column_kwargs={"server_default": "0"})  # the format's round
     status: str = Field(default=MatchStatus.QUEUED, max_length=16, index=True)
     termination: str | None = Field(default=None, max_length=16, index=True)
     attempts: int = 0
@@ -98,6 +100,17 @@ class Match(SQLModel, table=True):
     started_at: datetime | None = None
     finished_at: datetime | None = Field(default=None, index=True)
     duration: float | None = None
+
+
+class TournamentBye(SQLModel, table=True):
+    """An entry that sat out a round of a tournament (Swiss, knockout) and what it scored."""
+
+    __tablename__ = "tournament_bye"
+
+    tournament_id: int = Field(foreign_key="tournament.id", primary_key=True)
+    round: int = Field(primary_key=True)
+    bot_version_id: int = Field(foreign_key="botversion.id", primary_key=True)
+    points: float
 
 
 class MatchSeat(SQLModel, table=True):

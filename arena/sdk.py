@@ -27,6 +27,9 @@ What a bot can read (all set before ``setup`` and ``choose`` run):
 
 - ``self.seat``, ``self.players``, ``self.match_id``, ``self.seating`` (names by seat),
   ``self.time_control`` and ``self.welcome`` (the raw ``Welcome``) for the current match;
+- ``self.rules``: the match's :class:`arena.engine.Rules` (standard or a variant, from the
+  Welcome's ``rules_version``); every ``state`` handed to ``choose`` carries it too
+  (``state.rules.end_unoccupied``, ``state.rules.round_cap``);
 - ``self.rng``: a :class:`random.Random` seeded with the match's per-seat ``bot_seed``, so a rerun
   of the match (same seed, same seat) repeats the bot's choices; use it for all randomness;
 - ``self.decision`` while ``choose`` runs: a :class:`Decision` with the request id, the move time
@@ -57,8 +60,10 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from arena.engine import FACES, Action, State, parse_action
+from arena.engine import FACES, Action, Rules, State, parse_action
 from arena.engine.notation import format_throw, parse_throw
+from arena.engine.variants import DEFAULT as DEFAULT_RULES
+from arena.engine.variants import by_version
 from arena.v1 import arena_pb2 as pb
 from arena.wire import state_from_pb
 
@@ -183,6 +188,7 @@ class Bot:
         self.seating: tuple[str, ...] = ()
         self.welcome: pb.Welcome | None = None
         self.time_control = MatchClock()
+        self.rules: Rules = DEFAULT_RULES
         self.bot_seed = 0
         self.rng = random.Random(0)
         self.decision: Decision | None = None
@@ -369,6 +375,9 @@ def _start_match(bot: Bot, w: pb.Welcome, *, fresh: bool) -> None:
     bot.seating = tuple(w.seating)
     bot.welcome = w
     bot.time_control = MatchClock.from_pb(w.time_control)
+    # A referee older than rules versions sends "1" (the standard rules); an id this SDK does not
+    # know raises UnknownRulesError: the bot cannot play rules it does not know (update the SDK).
+    bot.rules = by_version(w.rules_version or DEFAULT_RULES.version)
     if fresh:
         bot.bot_seed = w.bot_seed
         bot.rng = random.Random(w.bot_seed)
@@ -376,7 +385,7 @@ def _start_match(bot: Bot, w: pb.Welcome, *, fresh: bool) -> None:
 
 def _answer(bot: Bot, request: pb.DecisionRequest) -> pb.BotMessage:
     received = time.monotonic()
-    state = state_from_pb(request.state)
+    state = state_from_pb(request.state, bot.rules)
     legal = tuple(parse_action(a) for a in request.legal_actions)
     events = tuple(event_from_pb(e) for e in request.events)
     bot.decision = Decision(

@@ -6,6 +6,7 @@ from arena.engine import State, scores
 from arena.engine.board import LOUNGERS, N_FACES, N_LOUNGERS, TRACK_NAMES, track_name
 from arena.engine.notation import parse_track
 from arena.engine.state import Phase
+from arena.engine.variants import DEFAULT, Rules
 from arena.v1 import arena_pb2 as pb
 
 PROTOCOL = "arena.v1"
@@ -52,8 +53,10 @@ def state_to_pb(state: State) -> pb.GameState:
     )
 
 
-def state_from_pb(msg: pb.GameState) -> State:
-    """The engine state a GameState message describes (what the SDK hands to bots).
+def state_from_pb(msg: pb.GameState, rules: Rules = DEFAULT) -> State:
+    """The engine state a GameState message describes (what the SDK hands to bots), played under
+    ``rules`` (the match's rules, named once in the Welcome's ``rules_version``: the GameState
+    does not repeat them).
 
     Raises :class:`WireError` when array lengths or enum values are out of range.
     """
@@ -91,5 +94,6 @@ def state_from_pb(msg: pb.GameState) -> State:
     s.occupied = sum(1 for i in range(N_LOUNGERS) if s.secured[i] or s.figure[i] >= 0)
     s.final_round = msg.final_round
     s.termination = None
+    s.rules = rules
     s._legal = None
     return s

@@ -15,6 +15,8 @@ from arena.engine.policies import POLICIES
 from arena.engine.record import Replay
 from arena.engine.render import LEGEND
 
+from .rules_option import RULES_HELP, parse_rules
+
 app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
 
 
@@ -35,14 +37,16 @@ def play(
     ] = "greedy",
     out: Annotated[Path | None, typer.Option(help="write the game record here (default: stdout)")] = None,
     show: Annotated[bool, typer.Option(help="print the final board and result to stderr")] = False,
+    rules: Annotated[str | None, typer.Option(help=RULES_HELP)] = None,
 ) -> None:
     """Play one game with built-in policies and write its game record (JSON Lines)."""
+    chosen = parse_rules(rules)
     names = _policy_names(policy)
     if len(names) == 1:
         names = names * players
     if len(names) != players:
         raise typer.BadParameter(f"give one policy or exactly {players}, got {len(names)}")
-    game = play_game(seed, [make_policy(n, seed, s) for s, n in enumerate(names)])
+    game = play_game(seed, [make_policy(n, seed, s) for s, n in enumerate(names)], rules=chosen)
     if out is None:
         sys.stdout.write(game.record)
     else:
@@ -80,8 +84,8 @@ def verify(file: Annotated[Path, typer.Argument(help="a game record (.jsonl)")])
     rep = _load(file)
     n = len(rep.events)
     typer.echo(
-        f"OK {file}: {n} events replay exactly; result {rep.result.get('scores')} "
-        f"({rep.result.get('termination')})"
+        f"OK {file}: {n} events replay exactly under rules {rep.rules.version} ({rep.rules.variant}); "
+        f"result {rep.result.get('scores')} ({rep.result.get('termination')})"
     )
 
 

@@ -6,7 +6,9 @@ Typical use::
     s = new_game(2)
     s = apply(s, "place green-4a")
 
-See ``docs/rules.md`` for the rules (R1-R28) that the tests pin.
+See ``docs/rules.md`` for the rules (R1-R28) that the tests pin.  The rules are a value
+(:class:`Rules`, carried by every state): ``new_game(2, by_name("sprint"))`` plays a variant, and
+records replay under the released version their header names (:mod:`arena.engine.variants`).
 """
 
 from .actions import Action, ActionKind, format_action, parse_action
@@ -29,12 +31,14 @@ from .rules import apply, apply_throw, apply_throw_counts, legal_actions, reacha
 from .scoring import Outcome, outcome, placings, scores
 from .snapshot import from_snapshot, to_snapshot
 from .state import Phase, State, Termination, new_game
+from .variants import RELEASED, Rules, UnknownRulesError, by_name, by_version, variants
 
 __all__ = [
     "COLOURS",
     "FACES",
     "LIFEGUARD",
     "LOUNGERS",
+    "RELEASED",
     "TRACK",
     "Action",
     "ActionKind",
@@ -54,11 +58,15 @@ __all__ = [
     "RecordWriter",
     "Replay",
     "ReplayError",
+    "Rules",
     "State",
     "Termination",
+    "UnknownRulesError",
     "apply",
     "apply_throw",
     "apply_throw_counts",
+    "by_name",
+    "by_version",
     "format_action",
     "format_throw",
     "from_snapshot",
@@ -78,4 +86,5 @@ __all__ = [
     "throw_distribution",
     "throw_distribution_float",
     "to_snapshot",
+    "variants",
 ]

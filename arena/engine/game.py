@@ -11,6 +11,7 @@ from .record import RecordWriter
 from .rules import apply, apply_throw
 from .scoring import Outcome, outcome
 from .state import State, new_game
+from .variants import DEFAULT, Rules
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,15 @@ class PlayedGame:
     record: str
 
 
-def play_game(seed: int, policies: Sequence[Policy], *, record: bool = True) -> PlayedGame:
-    """Play one game to the end: seat k uses ``policies[k]``, throws come from the dice stream
-    of ``seed`` (rules.md §5).  ``record=False`` skips building the record (for benchmarks)."""
+def play_game(
+    seed: int, policies: Sequence[Policy], *, record: bool = True, rules: Rules = DEFAULT
+) -> PlayedGame:
+    """Play one game to the end under ``rules``: seat k uses ``policies[k]``, throws come from the
+    dice stream of ``seed`` (rules.md §5).  ``record=False`` skips building the record (for
+    benchmarks)."""
     dice = DiceStream(seed)
-    state = new_game(len(policies))
-    writer = RecordWriter(len(policies), seed) if record else None
+    state = new_game(len(policies), rules)
+    writer = RecordWriter(len(policies), seed, rules=rules) if record else None
     while not state.is_over:
         if state.is_chance:
             faces = dice.throw(state.turn, state.throw_no + 1, state.dice)

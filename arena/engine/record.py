@@ -10,6 +10,11 @@ down during that decision, which ``"ms"`` does not include, ``"cpu_ms"`` its CPU
 for a decision the referee made for a seat that forfeited), and on the last line
 ``"forfeits": [{"seat": k, "reason": "..."}]`` with ``"termination": "forfeit"`` when a forfeit
 ended the game early.  Forfeited seats share the last placing.
+
+Rules versions: the header's ``"rules"`` names the rules version the game was played under;
+:func:`replay` looks it up among every released version (:data:`arena.engine.variants.RELEASED`)
+and replays under those rules, so records stay verifiable after the rules change or a variant
+is added.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from .notation import format_throw, parse_throw
 from .rules import apply, apply_throw, legal_actions
 from .scoring import placings_with_forfeits, scores
 from .state import State, Termination, new_game
+from .variants import DEFAULT, Rules, UnknownRulesError, by_version
 
 GAME: Final = "cool-am-pool"
-RULES_VERSION: Final = "1"
+#: The version id of the default (standard) rules; records name their own in the header.
+RULES_VERSION: Final = DEFAULT.version
 FORFEIT: Final = "forfeit"
 TERMINATIONS: Final = (Termination.NORMAL, Termination.ROUND_CAP, FORFEIT)
 
@@ -50,9 +57,12 @@ def _dumps(obj: Mapping[str, Any]) -> str:
 class RecordWriter:
     """Builds a game record line by line while a game is played."""
 
-    def __init__(self, players: int, seed: int, **header: Any) -> None:
+    def __init__(self, players: int, seed: int, *, rules: Rules = DEFAULT, **header: Any) -> None:
+        """Start a record of a game of ``players`` seats with dice seed ``seed``, played under
+        ``rules`` (its version id goes in the header); ``header`` adds keys to the header line."""
+        self.rules = rules
         self.lines: list[str] = [
-            _dumps({"game": GAME, "rules": RULES_VERSION, "players": players, "seed": seed, **header})
+            _dumps({"game": GAME, "rules": rules.version, "players": players, "seed": seed, **header})
         ]
 
     def throw(self, faces: Sequence[int], **extra: Any) -> None:
@@ -117,6 +127,11 @@ class Replay:
         """The state after the last event."""
         return self.states[-1]
 
+    @property
+    def rules(self) -> Rules:
+        """The rules the record was played (and replayed) under, named by its header."""
+        return self.states[0].rules
+
 
 def _obj(line: str, n: int) -> dict[str, Any]:
     try:
@@ -128,27 +143,31 @@ def _obj(line: str, n: int) -> dict[str, Any]:
     return obj
 
 
-def _header(obj: dict[str, Any]) -> tuple[int, int]:
+def _header(obj: dict[str, Any]) -> tuple[int, int, Rules]:
     if obj.get("game") != GAME:
         raise ReplayError(1, f"not a {GAME} record (game = {obj.get('game')!r})")
-    if obj.get("rules") != RULES_VERSION:
-        raise ReplayError(
-            1,
-            f"rules version {obj.get('rules')!r} is not supported (this engine: {RULES_VERSION!r})",
-        )
+    version = obj.get("rules")
+    if not isinstance(version, str):
+        raise ReplayError(1, f"the header needs the rules version as text, got {version!r}")
+    try:
+        rules = by_version(version)
+    except UnknownRulesError as exc:
+        raise ReplayError(1, str(exc)) from None
     players, seed = obj.get("players"), obj.get("seed")
     if not isinstance(players, int) or isinstance(players, bool) or not 2 <= players <= 4:
         raise ReplayError(1, f"players must be 2, 3 or 4, got {players!r}")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
         raise ReplayError(1, f"seed must be an integer 0 <= seed < 2**63, got {seed!r}")
-    return players, seed
+    return players, seed, rules
 
 
 def replay(source: str | Iterable[str], *, check_dice: bool = True) -> Replay:
     """Re-apply a game record through the engine and return every state.
 
     ``source`` is the record text or its lines.  With ``check_dice`` every throw must be the one
-    the counter-based stream of the record's seed gives (rules.md §5).  Raises
+    the counter-based stream of the record's seed gives (rules.md §5).  The game is replayed
+    under the released rules version its header names (an unknown version is a
+    :class:`ReplayError` on line 1).  Raises
     :class:`ReplayError` with the 1-based line number and the reason at the first line that
     does not replay.
     """
@@ -159,8 +178,8 @@ def replay(source: str | Iterable[str], *, check_dice: bool = True) -> Replay:
     if not lines:
         raise ReplayError(0, "the record is empty")
     head = _obj(lines[0], 1)
-    players, seed = _header(head)
-    state = new_game(players)
+    players, seed, rules = _header(head)
+    state = new_game(players, rules)
     rep = Replay(header=head, states=[state])
     for n, line in enumerate(lines[1:], start=2):
         if rep.result:

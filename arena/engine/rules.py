@@ -17,7 +17,6 @@ from .board import (
     BLOCKED,
     CHIPS_MAX_HELD,
     CHIPS_PER_INVASION,
-    END_UNOCCUPIED,
     FIVE_VALUE,
     FIVES,
     LIFEGUARD,
@@ -29,7 +28,6 @@ from .board import (
     N_FACES,
     N_LOUNGERS,
     REGULAR,
-    ROUND_CAP,
     TOWELS_PER_PLAYER,
     advance,
 )
@@ -274,8 +272,11 @@ def _start_turn(s: State) -> None:
 
 
 def _end_turn(s: State) -> None:
-    """R25, R26: check the end condition, then pass to the next seat or end the game."""
-    if N_LOUNGERS - s.occupied <= END_UNOCCUPIED:
+    """R25, R26: check the end condition, then pass to the next seat or end the game.
+
+    The thresholds come from the game's rules (``s.rules``: standard or a variant)."""
+    rules = s.rules
+    if N_LOUNGERS - s.occupied <= rules.end_unoccupied:
         s.final_round = True
     nxt = s.seat + 1
     if nxt == s.players:
@@ -283,7 +284,7 @@ def _end_turn(s: State) -> None:
             s.phase = Phase.OVER
             s.termination = Termination.NORMAL
             return
-        if s.round >= ROUND_CAP:
+        if s.round >= rules.round_cap:
             s.phase = Phase.OVER
             s.termination = Termination.ROUND_CAP
             return

@@ -9,6 +9,7 @@ from .errors import EngineError
 from .notation import parse_track
 from .scoring import scores
 from .state import Phase, State
+from .variants import DEFAULT, UnknownRulesError, by_version
 
 
 class SnapshotError(EngineError, ValueError):
@@ -20,7 +21,8 @@ def _dice(counts: tuple[int, ...]) -> dict[str, int]:
 
 
 def to_snapshot(state: State) -> dict[str, Any]:
-    """Every field of ``state`` as plain JSON data with canonical names (rules.md §6)."""
+    """Every field of ``state`` as plain JSON data with canonical names (rules.md §6); ``rules``
+    is the rules version id (``"1"`` for the standard rules)."""
     return {
         "players": state.players,
         "phase": state.phase.label,
@@ -50,6 +52,7 @@ def to_snapshot(state: State) -> dict[str, Any]:
         "unoccupied": state.unoccupied,
         "final_round": state.final_round,
         "termination": state.termination,
+        "rules": state.rules.version,
     }
 
 
@@ -58,7 +61,10 @@ def _counts(d: dict[str, int]) -> tuple[int, ...]:
 
 
 def from_snapshot(data: dict[str, Any]) -> State:
-    """The state a snapshot describes; :class:`SnapshotError` if it is incomplete or wrong."""
+    """The state a snapshot describes; :class:`SnapshotError` if it is incomplete or wrong.
+
+    A snapshot without ``rules`` (written before rules versions travelled in the state) means
+    the standard rules."""
     try:
         s = State.__new__(State)
         s.players = int(data["players"])
@@ -85,7 +91,10 @@ def from_snapshot(data: dict[str, Any]) -> State:
         s.occupied = sum(1 for i in range(N_LOUNGERS) if s.secured[i] or s.figure[i] >= 0)
         s.final_round = bool(data["final_round"])
         s.termination = data["termination"]
+        s.rules = by_version(str(data["rules"])) if "rules" in data else DEFAULT
         s._legal = None
+    except UnknownRulesError as exc:
+        raise SnapshotError(str(exc)) from None
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError) as exc:

@@ -21,6 +21,7 @@ from .board import (
     N_LOUNGERS,
     TOWELS_PER_PLAYER,
 )
+from .variants import DEFAULT, Rules
 
 if TYPE_CHECKING:
     from .actions import Action
@@ -66,7 +67,9 @@ class State:
       seat or -1;
     * per seat: ``towels`` and ``figures`` in supply, ``chips`` held; ``pool`` chips left;
     * ``occupied``: loungers with a secured towel or a figure (R25); ``final_round``: R25 has
-      triggered and the game ends when this round completes; ``termination`` once over.
+      triggered and the game ends when this round completes; ``termination`` once over;
+    * ``rules``: the :class:`~arena.engine.variants.Rules` this game is played under (R25, R26
+      read their thresholds from it); it never changes during a game.
     """
 
     __slots__ = (
@@ -85,6 +88,7 @@ class State:
         "pool",
         "result",
         "round",
+        "rules",
         "seat",
         "secured",
         "termination",
@@ -115,6 +119,7 @@ class State:
     occupied: int
     final_round: bool
     termination: str | None
+    rules: Rules
     _legal: tuple[Action, ...] | None
 
     def _copy(self) -> State:
@@ -141,6 +146,7 @@ class State:
         s.occupied = self.occupied
         s.final_round = self.final_round
         s.termination = self.termination
+        s.rules = self.rules
         s._legal = None
         return s
 
@@ -183,6 +189,7 @@ class State:
             self.occupied,
             self.final_round,
             self.termination,
+            self.rules.version,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -198,10 +205,13 @@ class State:
         )
 
 
-def new_game(players: int) -> State:
-    """The state before the first setup placement (R4, R5, R7, R8)."""
+def new_game(players: int, rules: Rules = DEFAULT) -> State:
+    """The state before the first setup placement (R4, R5, R7, R8), played under ``rules``
+    (the standard rules unless a variant is chosen; see :mod:`arena.engine.variants`)."""
     if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {players!r}")
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be an arena.engine.variants.Rules, got {rules!r}")
     s = State.__new__(State)
     s.players = players
     s.phase = Phase.SETUP
@@ -224,5 +234,6 @@ def new_game(players: int) -> State:
     s.occupied = 0
     s.final_round = False
     s.termination = None
+    s.rules = rules
     s._legal = None
     return s

@@ -8,7 +8,7 @@ examples):
   parser     parse_action on arbitrary text, notation-built text and mutated actions: an Action
              (whose text round-trips) or InvalidActionError, nothing else
   notation   the notation parsers on arbitrary text and non-text: a value or NotationError
-  answers    the real Match, driven in-process through its SeatLinks: arbitrary BotMessages, bytes
+  answers    the real Match, driven in memory through the fake channel: arbitrary BotMessages, bytes
              through the server's deserializer, request ids and action text, at arbitrary moments
   grpc       the same over real gRPC: raw bytes written by a client on a real TCP socket
 

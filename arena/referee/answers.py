@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arena.engine import Action, IllegalActionError, InvalidActionError, State, apply, parse_action
-from arena.v1 import arena_pb2 as pb
 
+from .channel import Answer, Hello, Unexpected
 from .faults import Reason
 
 TEXT_LIMIT = 200  # characters of a bot's text kept as evidence (hello, last message)
@@ -24,10 +24,10 @@ TEXT_LIMIT = 200  # characters of a bot's text kept as evidence (hello, last mes
 
 @dataclass(frozen=True)
 class Received:
-    """A BotMessage as it arrived, stamped with the id of the latest request the seat had been
+    """A message as it arrived, stamped with the id of the latest request the seat had been
     sent at that moment (0: none yet)."""
 
-    message: pb.BotMessage
+    message: Answer | Hello | Unexpected
     latest_sent: int
 
 
@@ -57,12 +57,12 @@ class Reject:
 Verdict = Accept | Noise | Reject
 
 
-def last_message(message: pb.BotMessage) -> str | None:
+def last_message(message: Answer | Hello | Unexpected) -> str | None:
     """The evidence a message leaves as the seat's ``last_message`` (its action text, cut to
     :data:`TEXT_LIMIT`), or None for a message without an action."""
-    if message.WhichOneof("message") != "action":
+    if not isinstance(message, Answer):
         return None
-    return message.action.action[:TEXT_LIMIT]
+    return message.text[:TEXT_LIMIT]
 
 
 def judge(received: Received, request_id: int, state: State) -> Verdict:
@@ -76,15 +76,13 @@ def judge(received: Received, request_id: int, state: State) -> Verdict:
     * a message without a known member (empty, or only fields this referee does not know):
       ``malformed-action``.
     """
-    message = received.message
-    which = message.WhichOneof("message")
-    if which == "hello":
-        hello = f"{message.hello.name} {message.hello.version}".strip()[:TEXT_LIMIT]
-        return Noise(hello=hello)
-    if which != "action":
-        what = "an empty message" if which is None else f"a {which} message where an answer was due"
+    reply = received.message
+    if isinstance(reply, Hello):
+        return Noise(hello=f"{reply.name} {reply.version}".strip()[:TEXT_LIMIT])
+    if not isinstance(reply, Answer):
+        kind = reply.kind
+        what = "an empty message" if kind is None else f"a {kind} message where an answer was due"
         return Reject(Reason.MALFORMED_ACTION, f"sent {what}")
-    reply = message.action
     if reply.request_id > received.latest_sent:
         return Reject(
             Reason.MALFORMED_ACTION,
@@ -94,7 +92,7 @@ def judge(received: Received, request_id: int, state: State) -> Verdict:
     if reply.request_id < request_id:
         return Noise()  # a stale answer to an older request: dropped
     try:
-        action = parse_action(reply.action)
+        action = parse_action(reply.text)
         apply(state, action)
     except InvalidActionError as exc:
         return Reject(Reason.MALFORMED_ACTION, str(exc))

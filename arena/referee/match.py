@@ -1,9 +1,11 @@
-"""One match: seats, clocks, deadlines, forfeits and the event log.
+"""One match: the game loop, each seat's decisions with their deadlines, and forfeits.
 
-The match talks to each seat through a :class:`SeatLink`: the gRPC handler feeds the link's
-inbox from the bot's stream (one reader task per stream, so a timeout never cancels the stream)
-and drains its outbox to the bot.  The match itself only ever waits on the inbox, with the
-seat's deadline, on the referee's clock.
+The match talks to seats only through the seam of :mod:`arena.referee.channel`: it sends plain
+values (Welcome, Request, Result) through each seat's channel and reads what the seat's
+transport delivered to its :class:`~arena.referee.seatlink.SeatLink` (answers, garbage, the end
+of the stream).  Neither protobuf nor gRPC is known here: the gRPC server is one transport
+(:mod:`arena.referee.grpc_channel`), :mod:`arena.referee.fakechannel` another.  Judging an
+answer is :mod:`arena.referee.answers`; building the results is :mod:`arena.referee.outcome`.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from arena.engine import (
@@ -24,48 +27,54 @@ from arena.engine import (
     apply_throw,
     legal_actions,
     new_game,
-    scores,
 )
 from arena.engine.notation import format_throw
-from arena.engine.record import RULES_VERSION, RecordWriter
-from arena.engine.scoring import placings_with_forfeits
-from arena.v1 import arena_pb2 as pb
-from arena.wire import LOUNGER_NAMES, PROTOCOL, TRACK, state_to_pb
+from arena.engine.record import RecordWriter
+from arena.engine.variants import DEFAULT as DEFAULT_RULES
+from arena.engine.variants import Rules
 
-from .answers import Accept, Noise, Received, Reject, judge, last_message
+from .answers import Accept, Noise, Reject, judge, last_message
 from .botseed import bot_seed
+from .channel import (
+    ActionEvent,
+    Away,
+    Closed,
+    CpuFn,
+    Event,
+    EvidenceFn,
+    Garbage,
+    Probe,
+    Request,
+    SeatChannel,
+    Settle,
+    ThrowEvent,
+    Welcome,
+)
 from .crashinfo import crash_detail
 from .faults import Forfeit, Reason
-from .result import MatchResult, SeatOutcome
+from .outcome import forfeit_line, match_result, result_lines
+from .result import MatchResult
+from .seatlink import INBOX_LIMIT, Queued, SeatLink
 from .timecontrol import SeatClock, TimeControl
+
+__all__ = [  # the names other modules import from here (the seam's names live in .channel)
+    "INBOX_LIMIT",
+    "SETUP_TIME",
+    "Answered",
+    "Away",
+    "Closed",
+    "CpuFn",
+    "EvidenceFn",
+    "Garbage",
+    "Match",
+    "Probe",
+    "SeatLink",
+    "Settle",
+]
 
 log = logging.getLogger(__name__)
 
-INBOX_LIMIT = 64  # unread messages from one bot before it counts as flooding
 SETUP_TIME = 5.0  # seconds the match waits for the Ready of seats that promised one (arena-setup)
-
-
-@dataclass(frozen=True)
-class Closed:
-    """Inbox sentinel: the bot's stream ended.  ``reason`` is a Reason, ``detail`` says how."""
-
-    reason: Reason
-    detail: str
-
-
-@dataclass(frozen=True)
-class Garbage:
-    """Inbox item: bytes that are not a BotMessage."""
-
-    size: int
-    error: str
-
-
-@dataclass(frozen=True)
-class Away:
-    """Inbox item: the stream of a seat that may reconnect (remote bot) dropped."""
-
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -80,102 +89,11 @@ class Answered:
     cpu: float | None = None
 
 
-InboxItem = pb.BotMessage | Closed | Garbage | Away  # what the stream reader delivers
-Queued = Received | Closed | Garbage | Away  # what the match reads: messages stamped on arrival
+class _Step(Enum):
+    """What became of one inbox item while a decision was awaited (besides an answer)."""
 
-# probe(seat) -> (Reason, detail) when the seat's process is known to be dead or frozen
-Probe = Callable[[int], tuple[Reason, str] | None]
-# evidence(seat) -> extra evidence (e.g. the stderr tail) for a forfeit
-EvidenceFn = Callable[[int], dict[str, Any]]
-# cpu_time(seat) -> CPU seconds used so far by the seat's bot (process tree), or None
-CpuFn = Callable[[int], float | None]
-# settle(seat) -> after a seat's stream ended: returns (within a bounded time) once its process
-# has exited if it was about to, and its last output has been collected, so that the forfeit's
-# reason and evidence hold how it ended and what it wrote just before
-Settle = Callable[[int], Awaitable[None]]
-
-
-@dataclass(eq=False)
-class SeatLink:
-    """The match's end of one seat's stream."""
-
-    seat: int
-    inbox: asyncio.Queue[Queued] = field(default_factory=asyncio.Queue)
-    outbox: asyncio.Queue[pb.RefereeMessage | None] = field(default_factory=asyncio.Queue)
-    attached: asyncio.Event = field(default_factory=asyncio.Event)
-    closed: Closed | None = None
-    pending: list[pb.Event] = field(default_factory=list)
-    hello: str = ""
-    last_message: str = ""
-    grace: float = 0.0  # seconds the seat may take to reconnect after its stream drops
-    away_since: float | None = None  # when the stream dropped (None while connected)
-    reattached: asyncio.Event = field(default_factory=asyncio.Event)
-    pending_request: pb.RefereeMessage | None = None  # sent and not yet answered
-    latest_sent: int = 0  # id of the latest request sent to this seat (stamped on what arrives)
-    # (dropped, back) monotonic times of the outages since the current request was sent
-    outages: list[tuple[float, float]] = field(default_factory=list)
-    setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
-    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
-    readies: int = 0
-
-    def deliver(self, item: InboxItem) -> None:
-        """Called by the stream reader for every item; flags closure and flooding.  A Ready sets
-        :attr:`ready` and never reaches the inbox (sent late or again it is ignored)."""
-        if self.closed is not None:
-            return
-        if isinstance(item, pb.BotMessage) and item.WhichOneof("message") == "ready":
-            self.readies += 1
-            if self.readies <= INBOX_LIMIT:
-                self.ready.set()
-                return
-            item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} ready messages")
-        if isinstance(item, Closed) and not (self.grace > 0 and item.reason == Reason.DISCONNECTED):
-            self.ready.set()  # nothing to wait for
-        if isinstance(item, Closed) and self.grace > 0 and item.reason == Reason.DISCONNECTED:
-            if self.away_since is None:  # it may come back: not closed, only away
-                self.away_since = time.monotonic()
-                self.reattached.clear()
-                self.inbox.put_nowait(Away(item.detail))
-            return
-        if isinstance(item, Closed):
-            self.closed = item
-        elif self.inbox.qsize() >= INBOX_LIMIT:
-            item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} unread messages")
-            self.closed = item
-        elif isinstance(item, pb.BotMessage):
-            # judged later against the requests sent by now, not by the time the match reads it
-            self.inbox.put_nowait(Received(item, self.latest_sent))
-            return
-        self.inbox.put_nowait(item)
-
-    def request_sent(self, message: pb.RefereeMessage, request_id: int) -> None:
-        """Record that request ``request_id`` (``message``) goes out now, and queue it."""
-        self.pending_request = message
-        self.latest_sent = request_id
-        self.outages.clear()  # older outages cannot overlap this request
-        self.send(message)
-
-    def came_back(self) -> None:
-        """The dropped stream of this seat is back: close the current outage."""
-        if self.away_since is not None:
-            self.outages.append((self.away_since, time.monotonic()))
-        self.away_since = None
-        self.reattached.set()
-
-    def away_between(self, start: float, end: float) -> float:
-        """Seconds within [``start``, ``end``] (monotonic) during which the seat's stream was down."""
-        spans = [*self.outages]
-        if self.away_since is not None:
-            spans.append((self.away_since, end))
-        return sum(max(0.0, min(end, back) - max(start, dropped)) for dropped, back in spans)
-
-    def send(self, message: pb.RefereeMessage) -> None:
-        """Queue a message for the bot (dropped once the seat is closed)."""
-        self.outbox.put_nowait(message)
-
-    def finish(self) -> None:
-        """Tell the stream writer to end the stream."""
-        self.outbox.put_nowait(None)
+    WAIT = "wait"  # it answered nothing: keep waiting
+    OUT = "out"  # the seat forfeited
 
 
 class Match:
@@ -194,8 +112,10 @@ class Match:
         settle: Settle | None = None,
         cpu_time: CpuFn | None = None,
         setup_time: float | None = None,
+        rules: Rules = DEFAULT_RULES,
     ) -> None:
         self.names = list(names)
+        self.rules = rules  # the game's rules: in the state, the Welcome and the record header
         self.setup_time = SETUP_TIME if setup_time is None else setup_time
         self.cpu_time = cpu_time
         self.players = len(self.names)
@@ -211,63 +131,59 @@ class Match:
         self.forfeits: dict[int, Forfeit] = {}
         self.request_id = 0
         self.events = 0
-        self.state: State = new_game(self.players)
+        self.state: State = new_game(self.players, rules)
         self.done = asyncio.Event()
         self.on_event: Callable[[Match], None] | None = None
         self.seats_changed = asyncio.Event()  # a seat's process exited while the match waited for it
 
     # ------------------------------------------------------------------ seats
 
-    def welcome(self, seat: int) -> pb.RefereeMessage:
-        """The Welcome message for ``seat``."""
-        return pb.RefereeMessage(
-            welcome=pb.Welcome(
-                match_id=self.match_id,
-                seat=seat,
-                players=self.players,
-                rules_version=RULES_VERSION,
-                time_control=self.control.to_pb(),
-                protocol=PROTOCOL,
-                lounger_names=LOUNGER_NAMES,
-                track=TRACK,
-                seating=self.names,
-                bot_seed=bot_seed(self.seed, seat),
-                setup_ms=round(self.setup_time * 1000),
-            )
+    def welcome(self, seat: int) -> Welcome:
+        """The Welcome for ``seat``."""
+        return Welcome(
+            match_id=self.match_id,
+            seat=seat,
+            players=self.players,
+            rules_version=self.rules.version,
+            time_control=self.control,
+            seating=tuple(self.names),
+            bot_seed=bot_seed(self.seed, seat),
+            setup_ms=round(self.setup_time * 1000),
         )
 
-    def attach(self, seat: int, *, grace: float = 0.0, setup: bool = False) -> SeatLink:
-        """Bind a stream to ``seat`` (the handler then pumps messages through the link).
+    def attach(self, seat: int, channel: SeatChannel, *, grace: float = 0.0, setup: bool = False) -> SeatLink:
+        """Connect ``seat`` through ``channel``; the seat is sent its Welcome, and its transport
+        then delivers what the seat sends to the returned link (:meth:`SeatLink.deliver`).
 
-        With ``grace`` > 0 a dropped stream may reconnect to the seat within that many seconds.
-        With ``setup`` the bot promised a Ready after the Welcome: the first request of the match
-        waits for it (at most :attr:`setup_time` after the last seat connected).
+        With ``grace`` > 0 a dropped stream may reconnect to the seat within that many seconds
+        (:meth:`reattach`).  With ``setup`` the seat promised a Ready after the Welcome: the first
+        request of the match waits for it (at most :attr:`setup_time` after the last seat connected).
         """
         link = self.links[seat]
         link.grace = grace
         link.setup = setup
+        link.connect(channel)
         link.send(self.welcome(seat))
         link.attached.set()
         return link
 
+    def connected(self, seat: int) -> bool:
+        """Whether ``seat`` ever connected to this match."""
+        return self.links[seat].attached.is_set()
+
     def can_reattach(self, seat: int) -> bool:
         """True when ``seat``'s stream dropped and it may still come back."""
         link = self.links[seat]
-        return link.away_since is not None and seat not in self.forfeits and not self.done.is_set()
+        return link.can_come_back() and seat not in self.forfeits and not self.done.is_set()
 
-    def reattach(self, seat: int) -> SeatLink:
-        """Bind a new stream to a seat whose stream dropped: a fresh Welcome first, then the
-        unanswered request (if any) again, then whatever was queued while it was away."""
+    def reattach(self, seat: int, channel: SeatChannel) -> SeatLink:
+        """Connect a seat whose stream dropped through a new ``channel``: a fresh Welcome first,
+        then the unanswered request (if any) again."""
         link = self.links[seat]
-        queued: list[pb.RefereeMessage | None] = []
-        while not link.outbox.empty():
-            queued.append(link.outbox.get_nowait())
-        link.outbox.put_nowait(self.welcome(seat))
-        if link.pending_request is not None and not any(m is link.pending_request for m in queued):
-            link.outbox.put_nowait(link.pending_request)
-        for m in queued:
-            link.outbox.put_nowait(m)
-        link.came_back()
+        link.came_back(channel)
+        link.send(self.welcome(seat))
+        if link.pending_request is not None:
+            link.send(link.pending_request)
         return link
 
     async def _wait_for_seats(self) -> None:
@@ -349,6 +265,7 @@ class Match:
         writer = RecordWriter(
             self.players,
             self.seed,
+            rules=self.rules,
             match=self.match_id,
             seating=self.names,
             time_control=self.control.describe(),
@@ -363,21 +280,13 @@ class Match:
                 if state.is_chance:
                     faces = dice.throw(state.turn, state.throw_no + 1, state.dice)
                     writer.throw(faces)
-                    self._broadcast(pb.Event(throw=format_throw(faces)))
+                    self._broadcast(ThrowEvent(format_throw(faces)))
                     state = apply_throw(state, faces)
                 else:
                     action, extra = await self._decide(state)
                     writer.decision(state, action, **extra)
-                    self._broadcast(
-                        pb.Event(
-                            action=pb.SeatAction(
-                                seat=state.seat,
-                                action=str(action),
-                                forced=bool(extra.get("forced")),
-                                automatic=bool(extra.get("auto")),
-                            )
-                        )
-                    )
+                    forced, auto = bool(extra.get("forced")), bool(extra.get("auto"))
+                    self._broadcast(ActionEvent(state.seat, str(action), forced, auto))
                     state = apply(state, action)
                 self.state = state
                 self.events += 1
@@ -391,12 +300,22 @@ class Match:
                     None if c.cpu_total is None else round(c.cpu_total, 4) for c in self.clocks
                 ]
             writer.finish(state, forfeits, **totals)
-            result = self._result(state, writer.text(), time.monotonic() - start)
+            result = match_result(
+                match_id=self.match_id,
+                seed=self.seed,
+                names=self.names,
+                state=state,
+                forfeits=self.forfeits,
+                clocks=self.clocks,
+                replay=writer.text(),
+                duration=time.monotonic() - start,
+                events=self.events,
+            )
         finally:
             self.done.set()
         for link in self.links:
             if link.seat not in self.forfeits:
-                link.send(pb.RefereeMessage(result=self._result_pb(result)))
+                link.send(result_lines(result))
             link.finish()
         return result
 
@@ -417,7 +336,7 @@ class Match:
             elif now is not None and clock.cpu_start is not None:
                 clock.cpu_total = max(0.0, now - clock.cpu_start)
 
-    def _broadcast(self, event: pb.Event) -> None:
+    def _broadcast(self, event: Event) -> None:
         for link in self.links:
             if link.seat not in self.forfeits:
                 link.pending.append(event)
@@ -469,6 +388,25 @@ class Match:
             extra["cpu_ms"] = round(asked.cpu * 1000, 3)
         return asked.action, extra
 
+    # ------------------------------------------------------------------ one decision
+
+    def _request(self, seat: int, state: State, legal: tuple[Action, ...]) -> Request:
+        """The next request for ``seat``, with the events it has not been told yet."""
+        link = self.links[seat]
+        clock = self.clocks[seat]
+        self.request_id += 1
+        timed = clock.budget() is not None
+        request = Request(
+            request_id=self.request_id,
+            state=state,
+            legal_actions=tuple(str(a) for a in legal),
+            move_time_ms=round(self.control.move_time * 1000) if timed else 0,
+            bank_ms=round(clock.bank * 1000) if timed else 0,
+            events=tuple(link.pending),
+        )
+        link.pending = []
+        return request
+
     async def _ask(self, seat: int, state: State, legal: tuple[Action, ...]) -> Answered | None:
         """Request a decision; return the answer, or None after a forfeit.
 
@@ -478,97 +416,101 @@ class Match:
         in the detail; it never escapes :meth:`run`.
         """
         link = self.links[seat]
-        clock = self.clocks[seat]
-        self.request_id += 1
-        rid = self.request_id
-        budget = clock.budget()
-        request = pb.DecisionRequest(
-            request_id=rid,
-            state=state_to_pb(state),
-            legal_actions=[str(a) for a in legal],
-            move_time_ms=0 if budget is None else round(self.control.move_time * 1000),
-            bank_ms=0 if budget is None else round(clock.bank * 1000),
-            events=link.pending,
-        )
-        link.pending = []
+        request = self._request(seat, state, legal)
         cpu_before = self._cpu(seat) if self.control.cpu else None
         sent = time.monotonic()
-        link.request_sent(pb.RefereeMessage(request=request), rid)
-        wall = clock.wall_budget()
-        ignored = 0  # messages that answer nothing (a hello, stale answers): a flood past the limit
+        link.request_sent(request)
+        wall = self.clocks[seat].wall_budget()
         while True:
-            # time away (a remote bot reconnecting) moves the deadline: it is not think time
-            deadline = None if wall is None else sent + wall + link.away_between(sent, time.monotonic())
-            try:
-                if deadline is None or not link.inbox.empty():
-                    item = await link.inbox.get()
-                else:
-                    async with asyncio.timeout_at(deadline):  # the loop's clock is time.monotonic
-                        item = await link.inbox.get()
-            except TimeoutError:
+            item = await self._next(link, sent, wall)
+            if item is None:
                 self._timed_out(seat, sent, wall)
                 return None
-            think = self._think(link, sent)
+            think = link.think(sent)
             try:
-                if isinstance(item, Away):
-                    if not await self._await_return(seat, item, think):
-                        return None
+                step = await self._handle(seat, item, request.request_id, state, think)
+                if step is _Step.WAIT:
                     continue
-                if isinstance(item, Closed):
-                    reason, detail = await self._classify(seat, item)
-                    self._forfeit(seat, reason, detail, used=think)
+                if step is _Step.OUT:
                     return None
-                if isinstance(item, Garbage):
-                    link.last_message = f"<{item.size} bytes>"
-                    detail = f"sent {item.size} bytes that are not a BotMessage: {item.error}"
-                    self._forfeit(seat, Reason.MALFORMED_ACTION, detail, used=think)
-                    return None
-                text = last_message(item.message)
-                if text is not None:
-                    link.last_message = text
-                verdict = judge(item, rid, state)
-                if isinstance(verdict, Reject):
-                    self._forfeit(seat, verdict.reason, verdict.detail, used=think)
-                    return None
-                if isinstance(verdict, Noise):
-                    if verdict.hello is not None:
-                        link.hello = verdict.hello
-                    ignored += 1  # counted even while the match reads them as fast as they come
-                    if ignored > INBOX_LIMIT:
-                        detail = f"flooded the stream: over {INBOX_LIMIT} messages that answer nothing"
-                        self._forfeit(seat, Reason.MALFORMED_ACTION, detail, used=think)
-                        return None
-                    continue
-                assert isinstance(verdict, Accept)
-                cpu = None
-                if cpu_before is not None:
-                    cpu_after = self._cpu(seat)
-                    cpu = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
-                    if clock.over_budget(cpu):
-                        detail = f"used {cpu:.3f}s of CPU (limit {budget:.3f}s)"
-                        self._forfeit(seat, Reason.TIMEOUT, detail, used=think)
-                        return None
-                clock.charge(think, cpu)
-                link.pending_request = None
-                return Answered(verdict.action, think, link.away_between(sent, time.monotonic()), cpu)
+                return self._charge(seat, step, sent, think, cpu_before)
             except Exception as exc:  # an arena bug: the bot forfeits, the referee carries on
+                rid = request.request_id
                 log.exception("arena bug: handling seat %d's message for request %d raised", seat, rid)
                 detail = f"the referee failed on this message (an arena bug, logged): {exc!r}"
                 self._forfeit(seat, Reason.MALFORMED_ACTION, detail[:1000], used=think)
                 return None
 
     @staticmethod
-    def _think(link: SeatLink, sent: float) -> float:
-        """Seconds the seat has been thinking since ``sent``: the time its stream was down is not
-        think time."""
-        now = time.monotonic()
-        return max(0.0, now - sent - link.away_between(sent, now))
+    async def _next(link: SeatLink, sent: float, wall: float | None) -> Queued | None:
+        """The seat's next inbox item, or None at its deadline: ``wall`` seconds after ``sent``,
+        moved by the time its stream was down (time away is not think time)."""
+        deadline = None if wall is None else sent + wall + link.away_between(sent, time.monotonic())
+        try:
+            if deadline is None or not link.inbox.empty():
+                return await link.inbox.get()
+            async with asyncio.timeout_at(deadline):  # the loop's clock is time.monotonic
+                return await link.inbox.get()
+        except TimeoutError:
+            return None
+
+    async def _handle(self, seat: int, item: Queued, rid: int, state: State, think: float) -> Action | _Step:
+        """One inbox item while request ``rid`` waits: the accepted action, or what became of it."""
+        link = self.links[seat]
+        if isinstance(item, Away):
+            return _Step.WAIT if await self._await_return(seat, item, think) else _Step.OUT
+        if isinstance(item, Closed):
+            reason, detail = await self._classify(seat, item)
+            self._forfeit(seat, reason, detail, used=think)
+            return _Step.OUT
+        if isinstance(item, Garbage):
+            link.last_message = f"<{item.size} bytes>"
+            detail = f"sent {item.size} bytes that are not a BotMessage: {item.error}"
+            self._forfeit(seat, Reason.MALFORMED_ACTION, detail, used=think)
+            return _Step.OUT
+        text = last_message(item.message)
+        if text is not None:
+            link.last_message = text
+        verdict = judge(item, rid, state)
+        if isinstance(verdict, Reject):
+            self._forfeit(seat, verdict.reason, verdict.detail, used=think)
+            return _Step.OUT
+        if isinstance(verdict, Noise):
+            if verdict.hello is not None:
+                link.hello = verdict.hello
+            link.ignored += 1  # counted even while the match reads them as fast as they come
+            if link.ignored > INBOX_LIMIT:
+                detail = f"flooded the stream: over {INBOX_LIMIT} messages that answer nothing"
+                self._forfeit(seat, Reason.MALFORMED_ACTION, detail, used=think)
+                return _Step.OUT
+            return _Step.WAIT
+        assert isinstance(verdict, Accept)
+        return verdict.action
+
+    def _charge(
+        self, seat: int, action: Action, sent: float, think: float, cpu_before: float | None
+    ) -> Answered | None:
+        """Charge an accepted answer to the seat's clock; in CPU mode an answer over the CPU
+        budget is a ``timeout`` (None)."""
+        link = self.links[seat]
+        clock = self.clocks[seat]
+        cpu = None
+        if cpu_before is not None:
+            cpu_after = self._cpu(seat)
+            cpu = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
+            if clock.over_budget(cpu):
+                detail = f"used {cpu:.3f}s of CPU (limit {clock.budget() or 0.0:.3f}s)"
+                self._forfeit(seat, Reason.TIMEOUT, detail, used=think)
+                return None
+        clock.charge(think, cpu)
+        link.pending_request = None
+        return Answered(action, think, link.away_between(sent, time.monotonic()), cpu)
 
     def _timed_out(self, seat: int, sent: float, wall: float | None) -> None:
         """No answer in time: ``timeout``, or ``stalled`` when the seat's process is found stopped
         (frozen) at the deadline."""
         link = self.links[seat]
-        think = self._think(link, sent)
+        think = link.think(sent)
         detail = f"no answer after {think:.3f}s (limit {wall or 0.0:.3f}s)"
         away = link.away_between(sent, time.monotonic())
         if away > 0:
@@ -605,7 +547,7 @@ class Match:
         return True
 
     def _forfeit(self, seat: int, reason: Reason, detail: str, *, used: float | None = None) -> None:
-        """The one path every bot failure takes: record it, tell the bot, close its stream."""
+        """The one path every bot failure takes: record it, tell the seat, end its stream."""
         if seat in self.forfeits:
             return
         link = self.links[seat]
@@ -620,68 +562,5 @@ class Match:
             except Exception:  # evidence must never stop a forfeit
                 log.exception("arena bug: collecting seat %d's evidence raised", seat)
         self.forfeits[seat] = Forfeit(seat, reason, detail[:1000], self.events, evidence)
-        pts = scores(self.state)
-        link.send(
-            pb.RefereeMessage(
-                result=pb.MatchResult(
-                    match_id=self.match_id,
-                    seats=[
-                        pb.SeatResult(
-                            seat=seat,
-                            score=pts[seat],
-                            placing=placings_with_forfeits(pts, list(self.forfeits))[seat],
-                            termination=str(reason),
-                            detail=detail[:1000],
-                        )
-                    ],
-                )
-            )
-        )
+        link.send(forfeit_line(self.match_id, self.state, list(self.forfeits), seat, reason, detail))
         link.finish()
-
-    # ------------------------------------------------------------------ the result
-
-    def _result(self, state: State, replay: str, duration: float) -> MatchResult:
-        pts = scores(state)
-        places = placings_with_forfeits(pts, list(self.forfeits))
-        termination = state.termination if state.termination is not None else "forfeit"
-        seats = []
-        for seat in range(self.players):
-            f = self.forfeits.get(seat)
-            clock = self.clocks[seat]
-            seats.append(
-                SeatOutcome(
-                    seat=seat,
-                    name=self.names[seat],
-                    score=pts[seat],
-                    placing=places[seat],
-                    termination=str(f.reason) if f else termination,
-                    detail=f.detail if f else "",
-                    think_total=clock.total,
-                    think_max=clock.max,
-                    decisions=clock.decisions,
-                    cpu_time=clock.cpu_total,
-                )
-            )
-        return MatchResult(
-            match_id=self.match_id,
-            seed=self.seed,
-            players=self.players,
-            termination=termination,
-            seats=tuple(seats),
-            replay=replay,
-            forfeits=tuple(self.forfeits[s] for s in sorted(self.forfeits)),
-            duration=duration,
-            events=self.events,
-        )
-
-    def _result_pb(self, result: MatchResult) -> pb.MatchResult:
-        return pb.MatchResult(
-            match_id=result.match_id,
-            seats=[
-                pb.SeatResult(
-                    seat=s.seat, score=s.score, placing=s.placing, termination=s.termination, detail=s.detail
-                )
-                for s in result.seats
-            ],
-        )

@@ -2,7 +2,9 @@
 
 One server runs any number of matches at once.  Each bot stream presents a session token
 (metadata ``arena-token``); the stream is attached to the session's next seat assignment, and
-messages flow between the stream and the match through a :class:`SeatLink`.
+messages flow between the stream and the match through the seam of :mod:`arena.referee.channel`:
+a :class:`~arena.referee.grpc_channel.GrpcSeatChannel` towards the bot (protobuf is built there),
+the match's :class:`~arena.referee.seatlink.SeatLink` (fed with plain values) from it.
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ from pathlib import Path
 from typing import NoReturn
 
 import grpc
-from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena.v1 import arena_pb2 as pb
 
 from .authlimit import AuthLimiter, AuthLimits, peer_address, retry_after
+from .channel import Closed, CpuFn, EvidenceFn, Garbage, Message, Probe, Settle
 from .faults import Reason
-from .match import Closed, CpuFn, EvidenceFn, Garbage, InboxItem, Match, Probe, SeatLink, Settle
+from .grpc_channel import GrpcSeatChannel, parser
+from .match import Match
 from .refusals import watch_receives
 from .result import MatchResult
+from .seatlink import SeatLink
 from .sessions import BotSession, SessionRegistry
 from .timecontrol import TimeControl
 
@@ -34,6 +38,8 @@ log = logging.getLogger(__name__)
 SERVICE = "arena.v1.Referee"
 TOKEN_KEY = "arena-token"
 RETRY_AFTER_KEY = "retry-after"  # trailing metadata of a refusal for too many failures: seconds
+
+InboxItem = Message | Garbage  # what the request deserializer makes of a bot's bytes
 
 
 @dataclass(frozen=True)
@@ -85,27 +91,9 @@ def _bound(address: str, port: int) -> str:
 
 
 def _parser(limit: int) -> Callable[[bytes], InboxItem]:
-    """The request deserializer: total, any bytes give a BotMessage or :class:`Garbage`."""
-
-    def parse(data: bytes) -> InboxItem:
-        try:
-            if len(data) > limit:
-                return Garbage(len(data), f"a message of {len(data)} bytes is over the {limit}-byte limit")
-            return _parse(data)
-        except Exception as exc:  # never let a bot's bytes break the stream: they are garbage
-            log.exception("arena bug: parsing a %d-byte message raised", len(data))
-            return Garbage(len(data), f"unreadable ({exc!r})"[:300])
-
-    return parse
-
-
-def _parse(data: bytes) -> InboxItem:
-    msg = pb.BotMessage()
-    try:
-        msg.ParseFromString(data)
-    except DecodeError as exc:
-        return Garbage(len(data), str(exc) or "undecodable protobuf")
-    return msg
+    """The request deserializer: total, any bytes give a message or :class:`Garbage`
+    (:func:`arena.referee.grpc_channel.parser`)."""
+    return parser(limit)
 
 
 class RefereeServer:
@@ -266,10 +254,11 @@ class RefereeServer:
         session.stream_open = True
         link: SeatLink | None = None
         reader: asyncio.Task[None] | None = None
+        channel = GrpcSeatChannel()
         try:
             current = session.current
             if current is not None and current.match.can_reattach(current.seat):
-                link = current.match.reattach(current.seat)  # a dropped stream comes back
+                link = current.match.reattach(current.seat, channel)  # a dropped stream comes back
             else:
                 assignment = await session.assignments.get()
                 if assignment is None:
@@ -279,10 +268,10 @@ class RefereeServer:
                 session.current = assignment
                 # metadata arena-setup: ready = the bot sends a Ready once its match set-up is done
                 setup = metadata.get("arena-setup") == "ready"
-                link = assignment.match.attach(assignment.seat, grace=session.grace, setup=setup)
+                link = assignment.match.attach(assignment.seat, channel, grace=session.grace, setup=setup)
             reader = asyncio.create_task(self._pump(requests, link, self.config))
             while True:
-                message = await link.outbox.get()
+                message = await channel.outbox.get()
                 if message is None:
                     session.current = None  # this seat's match is over
                     break

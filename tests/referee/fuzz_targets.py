@@ -9,11 +9,12 @@ Promises checked:
 * the action parser, on any text or object: an :class:`Action` or :class:`InvalidActionError`,
   never another exception; a parsed action's text is the input and parses back to the same action;
   the notation parsers likewise (a value or :class:`NotationError`);
-* the referee's answer path, driving the real :class:`Match` through its SeatLinks with arbitrary
-  BotMessages, arbitrary bytes through the server's own deserializer, arbitrary request ids and
-  arbitrary action text, at arbitrary moments: the match always ends, nothing escapes it, the
-  fuzzed seat either plays on or forfeits as ``malformed-action`` / ``illegal-action`` with a
-  detail and evidence, its opponent is untouched, and the record replays through the engine;
+* the referee's answer path, driving the real :class:`Match` through in-memory channels
+  (:mod:`arena.referee.fakechannel`) with arbitrary BotMessages, arbitrary bytes through the
+  server's own deserializer, arbitrary request ids and arbitrary action text, at arbitrary
+  moments: the match always ends, nothing escapes it, the fuzzed seat either plays on or
+  forfeits as ``malformed-action`` / ``illegal-action`` with a detail and evidence, its opponent
+  is untouched, and the record replays through the engine;
 * the same over real gRPC (:class:`GrpcRig`): raw bytes written on a real socket.
 """
 
@@ -34,11 +35,12 @@ from arena.engine import COLOURS, LOUNGERS, Action, InvalidActionError, Notation
 from arena.engine.actions import ACTIONS_BY_TEXT
 from arena.engine.notation import parse_face, parse_lounger, parse_throw, parse_track
 from arena.referee import MatchResult, Reason, RefereeServer
-from arena.referee.match import SeatLink
+from arena.referee.channel import Answer, Request
+from arena.referee.fakechannel import GENEROUS, Answerer, FakeChannel, FakeTable, greedy, greedy_text
 from arena.referee.server import RefereeConfig, _parser
 from arena.v1 import arena_pb2 as pb
 
-from .links import GENEROUS, greedy, greedy_reply, play
+from .links import greedy_reply
 
 EXAMPLES_ENV = "ARENA_FUZZ_EXAMPLES"
 
@@ -229,7 +231,7 @@ PLANS = st.lists(
 _PARSE = _parser(RefereeConfig().max_message_bytes)
 
 
-def _message(item: Item, request: pb.DecisionRequest) -> bytes:
+def _message(item: Item, request: Request) -> bytes:
     """The bytes a bot would put on the wire for ``item`` at ``request``."""
     if isinstance(item, RawBytes):
         return item.data
@@ -257,28 +259,30 @@ class AnswerOutcome:
     premature_read: bool = False  # ... and the seat was asked again after it (so it was read)
 
 
-def _fuzzed_seat(plans: list[Plan], seen: AnswerOutcome) -> Callable[[SeatLink, pb.DecisionRequest], Any]:
+def _fuzzed_seat(plans: list[Plan], seen: AnswerOutcome) -> Answerer:
     count = 0
 
-    async def answer(link: SeatLink, request: pb.DecisionRequest) -> None:
+    async def answer(table: FakeTable, channel: FakeChannel, request: Request) -> None:
         nonlocal count
         seen.premature_read |= seen.premature
         plan = plans[count] if count < len(plans) else Plan((), ())
         count += 1
         for item in plan.before:
-            _deliver(link, item, request, seen)
-        link.deliver(greedy_reply(request))
+            _deliver(channel, item, request, seen)
+        channel.answer(request.request_id, greedy_text(request))
         for item in plan.after:
-            _deliver(link, item, request, seen)
+            _deliver(channel, item, request, seen)
 
     return answer
 
 
-def _deliver(link: SeatLink, item: Item, request: pb.DecisionRequest, seen: AnswerOutcome) -> None:
+def _deliver(channel: FakeChannel, item: Item, request: Request, seen: AnswerOutcome) -> None:
+    """Put ``item``'s bytes through the server's own deserializer, then deliver the result."""
     parsed = _PARSE(_message(item, request))
-    if isinstance(parsed, pb.BotMessage) and parsed.WhichOneof("message") == "action":
-        seen.premature |= parsed.action.request_id > link.latest_sent
-    link.deliver(parsed)
+    assert channel.link is not None
+    if isinstance(parsed, Answer):
+        seen.premature |= parsed.request_id > channel.link.latest_sent
+    channel.link.deliver(parsed)
 
 
 def check_result(result: MatchResult, fuzzed: int) -> None:
@@ -297,11 +301,11 @@ def check_result(result: MatchResult, fuzzed: int) -> None:
 
 
 def check_answers(plans: list[Plan], fuzzed: int, seed: int) -> None:
-    """Drive a real Match in-process: seat ``fuzzed`` follows ``plans``, the other plays greedy."""
+    """Drive a real Match in memory: seat ``fuzzed`` follows ``plans``, the other plays greedy."""
     seen = AnswerOutcome()
     answerers = [greedy, greedy]
     answerers[fuzzed] = _fuzzed_seat(plans, seen)
-    result, _ = asyncio.run(play(answerers, seed=seed, timeout=30.0))
+    result = asyncio.run(FakeTable(seed=seed).play(answerers, timeout=30.0))
     check_result(result, fuzzed)
     if seen.premature_read:  # a premature answer forfeits when it is read, if nothing did before
         assert result.forfeits, "an answer to a request not yet sent was accepted or ignored"

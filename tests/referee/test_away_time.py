@@ -15,13 +15,12 @@ import pytest
 
 from arena.engine import legal_actions, replay
 from arena.lobby import Lobby, LobbyConfig
-from arena.referee import Reason, TimeControl
-from arena.referee.match import Closed, Match, SeatLink
+from arena.referee import TimeControl
+from arena.referee.channel import Request
+from arena.referee.fakechannel import FakeChannel, FakeTable, greedy, greedy_text
+from arena.referee.match import Match
 from arena.store.bots import add_bot, add_remote_bot
 from arena.store.db import Database
-from arena.v1 import arena_pb2 as pb
-
-from .links import greedy, greedy_reply, play
 
 ROOT = Path(__file__).resolve().parents[2]
 AWAY = 0.6  # seconds the in-process seat stays away
@@ -32,24 +31,23 @@ def decisions_with_away(record: str) -> list[dict[str, Any]]:
 
 
 def test_time_away_is_recorded_apart_and_not_charged() -> None:
-    """In-process: seat 1's stream drops at its 3rd request and is re-attached 0.6 s later, on a
+    """In memory: seat 1's stream drops at its 3rd request and is re-attached 0.6 s later, on a
     0.2 s + 0.3 s clock.  Its think time excludes the 0.6 s, its bank is untouched."""
     control = TimeControl(move_time=0.2, bank=0.3)
-    match = Match(["a", "b"], 5, control, connect_timeout=5.0)
     count = 0
     banks: list[int] = []
 
-    async def dropper(link: SeatLink, request: pb.DecisionRequest) -> None:
+    async def dropper(table: FakeTable, channel: FakeChannel, request: Request) -> None:
         nonlocal count
         count += 1
         banks.append(request.bank_ms)
         if count == 3:  # drop now; the same request comes again after the reattach
-            link.deliver(Closed(Reason.DISCONNECTED, "connection reset (test)"))
-            asyncio.get_running_loop().call_later(AWAY, match.reattach, 1)
+            channel.close(detail="connection reset (test)")
+            asyncio.get_running_loop().call_later(AWAY, table.reconnect, 1)
             return
-        link.deliver(greedy_reply(request))
+        channel.answer(request.request_id, greedy_text(request))
 
-    result, _ = asyncio.run(play([greedy, dropper], control=control, grace=5.0, match=match))
+    result = asyncio.run(FakeTable(seed=5, control=control, grace=5.0).play([greedy, dropper]))
     assert result.forfeits == (), result.forfeits
     (line,) = decisions_with_away(result.replay)
     assert line["seat"] == 1

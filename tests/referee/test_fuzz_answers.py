@@ -1,7 +1,7 @@
 """Item 6 (b): the referee's answer path is total.  Whatever a seat sends (arbitrary BotMessages,
 arbitrary bytes through the server's own deserializer, arbitrary request ids, arbitrary action
 text, at arbitrary moments), the real Match ends with a legal move or a forfeit with evidence,
-never an exception; in-process through SeatLinks (fast), and over a real gRPC socket."""
+never an exception; in memory through the fake channel (fast), and over a real gRPC socket."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from arena.referee import Reason
 from arena.referee import match as match_module
-from arena.referee.match import SeatLink
+from arena.referee.channel import Request
+from arena.referee.fakechannel import FakeChannel, FakeTable, greedy, greedy_text
 from arena.v1 import arena_pb2 as pb
 
 from .fuzz_targets import PLANS, RAW_BLOBS, GrpcRig, Plan, check_answers, check_result, fuzz_settings
-from .links import greedy, greedy_reply, play
 
 
 @fuzz_settings(150)
@@ -50,11 +50,10 @@ def test_five_thousand_digits_over_real_grpc(rig: GrpcRig) -> None:
 
 
 def test_huge_count_forfeits_as_malformed() -> None:
-    async def digits(link: SeatLink, request: pb.DecisionRequest) -> None:
-        text = "keep green=" + "1" * 5000
-        link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=text)))
+    async def digits(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        channel.answer(request.request_id, "keep green=" + "1" * 5000)
 
-    result, _ = asyncio.run(play([greedy, digits]))
+    result = asyncio.run(FakeTable().play([greedy, digits]))
     (forfeit,) = result.forfeits
     assert forfeit.seat == 1 and forfeit.reason is Reason.MALFORMED_ACTION
     assert "count for green" in forfeit.detail
@@ -72,7 +71,7 @@ def test_an_internal_error_is_a_logged_forfeit(
 
     monkeypatch.setattr(match_module, "judge", broken)
     with caplog.at_level(logging.ERROR, logger="arena.referee.match"):
-        result, _ = asyncio.run(play([greedy, greedy]))
+        result = asyncio.run(FakeTable().play([greedy, greedy]))
     (forfeit,) = result.forfeits
     assert forfeit.seat == 0 and forfeit.reason is Reason.MALFORMED_ACTION
     assert "arena bug" in forfeit.detail and "judge exploded" in forfeit.detail
@@ -88,23 +87,24 @@ def test_answer_for_a_request_not_yet_sent_is_malformed(offset: int) -> None:
     (proto/README.md §8).  The old referee accepted it as the answer to 3, in 0.02 ms."""
     sent_early: list[int] = []
 
-    async def eager(link: SeatLink, request: pb.DecisionRequest) -> None:
-        link.deliver(greedy_reply(request))
+    async def eager(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        channel.answer(request.request_id, greedy_text(request))
         if not sent_early:
             future = request.request_id + offset * 2  # seat 0's requests are 1, 3, 5, ... in set-up
             sent_early.append(future)
-            link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=future, action="place purple-4")))
+            channel.answer(future, "place purple-4")
 
-    async def other(link: SeatLink, request: pb.DecisionRequest) -> None:
+    async def other(table: FakeTable, channel: FakeChannel, request: Request) -> None:
         legal = [a for a in request.legal_actions if a != "place purple-4"]
-        link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=legal[0])))
+        channel.answer(request.request_id, legal[0])
 
-    result, received = asyncio.run(play([eager, other]))
+    table = FakeTable()
+    result = asyncio.run(table.play([eager, other]))
     (forfeit,) = result.forfeits
     assert forfeit.seat == 0 and forfeit.reason is Reason.MALFORMED_ACTION, forfeit
     assert f"answered request {sent_early[0]}" in forfeit.detail
     assert "never sent" in forfeit.detail
-    requests = [m.request.request_id for m in received[0] if m.HasField("request")]
+    requests = [r.request_id for r in table.channel(0).requests]
     assert requests == [1, 3]  # judged at the seat's next request (offset 1: the very request it named)
 
 
@@ -113,11 +113,10 @@ def test_line_separators_in_a_bot_text_keep_the_record_readable(separator: str) 
     """Found by the fuzzer: a bot's last message (forfeit evidence) holding U+2028 was written raw
     into the result line, and the replay no longer read back (it split the line there)."""
 
-    async def sneaky(link: SeatLink, request: pb.DecisionRequest) -> None:
-        text = f"place{separator}green-4a"
-        link.deliver(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=text)))
+    async def sneaky(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        channel.answer(request.request_id, f"place{separator}green-4a")
 
-    result, _ = asyncio.run(play([sneaky, greedy]))
+    result = asyncio.run(FakeTable().play([sneaky, greedy]))
     (forfeit,) = result.forfeits
     assert forfeit.reason is Reason.MALFORMED_ACTION
     assert forfeit.evidence["last_message"] == f"place{separator}green-4a"

@@ -1,0 +1,160 @@
+"""The match's end of one seat: its inbox, flood policing, and the bookkeeping of a seat that
+drops and comes back (reconnection within a grace, and the time it was away).
+
+A transport feeds the link with :meth:`SeatLink.deliver` (one reader per stream, so a timeout in
+the match never cancels the stream); the match only ever waits on :attr:`SeatLink.inbox`, with
+the seat's deadline, on the referee's clock.  What the match sends goes out through the seat's
+current :class:`~arena.referee.channel.SeatChannel` (held until one is attached).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from .answers import Received
+from .channel import (
+    Answer,
+    Away,
+    Closed,
+    Event,
+    Garbage,
+    Hello,
+    Inbound,
+    Outgoing,
+    Ready,
+    Request,
+    SeatChannel,
+    Unexpected,
+)
+from .faults import Reason
+
+INBOX_LIMIT = 64  # unread messages from one bot before it counts as flooding
+
+Queued = Received | Closed | Garbage | Away  # what the match reads: messages stamped on arrival
+
+
+@dataclass(eq=False)
+class SeatLink:
+    """The match's end of one seat's stream."""
+
+    seat: int
+    inbox: asyncio.Queue[Queued] = field(default_factory=asyncio.Queue)
+    channel: SeatChannel | None = None  # the seat's current transport (None: not connected yet)
+    early: list[Outgoing | None] = field(default_factory=list)  # sent before a channel (None: finish)
+    attached: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: Closed | None = None
+    pending: list[Event] = field(default_factory=list)  # events to send with the next request
+    hello: str = ""
+    last_message: str = ""
+    grace: float = 0.0  # seconds the seat may take to reconnect after its stream drops
+    away_since: float | None = None  # when the stream dropped (None while connected)
+    reattached: asyncio.Event = field(default_factory=asyncio.Event)
+    pending_request: Request | None = None  # sent and not yet answered
+    latest_sent: int = 0  # id of the latest request sent to this seat (stamped on what arrives)
+    # (dropped, back) monotonic times of the outages since the current request was sent
+    outages: list[tuple[float, float]] = field(default_factory=list)
+    setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
+    readies: int = 0
+    ignored: int = 0  # messages that answered nothing during the current request
+
+    # ------------------------------------------------------------------ from the seat
+
+    def deliver(self, item: Inbound) -> None:
+        """Called by the transport for every item; flags closure and flooding.  A Ready sets
+        :attr:`ready` and never reaches the inbox (sent late or again it is ignored).  A
+        ``disconnected`` :class:`Closed` of a seat with a grace makes it :class:`Away` instead."""
+        if self.closed is not None:
+            return
+        if isinstance(item, Away):
+            item = Closed(Reason.DISCONNECTED, item.detail)
+        if isinstance(item, Ready):
+            self.readies += 1
+            if self.readies <= INBOX_LIMIT:
+                self.ready.set()
+                return
+            item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} ready messages")
+        if isinstance(item, Closed) and self.grace > 0 and item.reason == Reason.DISCONNECTED:
+            if self.away_since is None:  # it may come back: not closed, only away
+                self.away_since = time.monotonic()
+                self.reattached.clear()
+                self.inbox.put_nowait(Away(item.detail))
+            return
+        if isinstance(item, Closed):
+            self.ready.set()  # nothing to wait for
+            self.closed = item
+        elif self.inbox.qsize() >= INBOX_LIMIT:
+            self.ready.set()
+            item = Closed(Reason.MALFORMED_ACTION, f"flooded the stream: over {INBOX_LIMIT} unread messages")
+            self.closed = item
+        elif isinstance(item, Answer | Hello | Unexpected):
+            # judged later against the requests sent by now, not by the time the match reads it
+            self.inbox.put_nowait(Received(item, self.latest_sent))
+            return
+        self.inbox.put_nowait(item)
+
+    # ------------------------------------------------------------------ to the seat
+
+    def connect(self, channel: SeatChannel) -> None:
+        """Make ``channel`` the seat's transport; what was sent before it goes out first."""
+        self.channel = channel
+        early, self.early = self.early, []
+        for message in early:
+            if message is None:
+                channel.finish()
+            else:
+                channel.send(message)
+
+    def send(self, message: Outgoing) -> None:
+        """Send a message to the seat (held until a channel is attached)."""
+        if self.channel is None:
+            self.early.append(message)
+        else:
+            self.channel.send(message)
+
+    def finish(self) -> None:
+        """End the seat's stream (once what is queued is out)."""
+        if self.channel is None:
+            self.early.append(None)
+        else:
+            self.channel.finish()
+
+    def request_sent(self, request: Request) -> None:
+        """Record that ``request`` goes out now, and send it."""
+        self.pending_request = request
+        self.latest_sent = request.request_id
+        self.outages.clear()  # older outages cannot overlap this request
+        self.ignored = 0
+        self.send(request)
+
+    # ------------------------------------------------------------------ reconnection
+
+    def came_back(self, channel: SeatChannel) -> None:
+        """The dropped stream of this seat is back on ``channel``: close the current outage."""
+        old = self.channel
+        self.channel = channel
+        if old is not None and old is not channel:
+            old.finish()  # whatever was still queued on the dropped stream is sent again
+        if self.away_since is not None:
+            self.outages.append((self.away_since, time.monotonic()))
+        self.away_since = None
+        self.reattached.set()
+
+    def can_come_back(self) -> bool:
+        """True while the seat's stream is down and it may still reconnect."""
+        return self.away_since is not None
+
+    def away_between(self, start: float, end: float) -> float:
+        """Seconds within [``start``, ``end``] (monotonic) during which the seat's stream was down."""
+        spans = [*self.outages]
+        if self.away_since is not None:
+            spans.append((self.away_since, end))
+        return sum(max(0.0, min(end, back) - max(start, dropped)) for dropped, back in spans)
+
+    def think(self, sent: float) -> float:
+        """Seconds the seat has been thinking since ``sent``: time its stream was down is not
+        think time."""
+        now = time.monotonic()
+        return max(0.0, now - sent - self.away_between(sent, now))

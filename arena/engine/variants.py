@@ -110,3 +110,13 @@ def by_name(name: str) -> Rules:
             f"({', '.join(RELEASED)})"
         )
     return found
+
+
+def rules_label(version: str | None) -> str:
+    """``sprint (sprint-1)`` for a stored rules version id (``None``: the standard rules, as
+    stored before rules versions were recorded); an unknown id is shown as such."""
+    try:
+        r = by_version(version or DEFAULT.version)
+    except UnknownRulesError:
+        return f"{version} (unknown to this engine)"
+    return f"{r.variant} ({r.version})"

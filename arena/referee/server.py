@@ -20,6 +20,8 @@ from typing import NoReturn
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from arena.engine.variants import DEFAULT as DEFAULT_RULES
+from arena.engine.variants import Rules
 from arena.v1 import arena_pb2 as pb
 
 from .authlimit import AuthLimiter, AuthLimits, peer_address, retry_after
@@ -194,8 +196,10 @@ class RefereeServer:
         on_event: Callable[[Match], None] | None = None,
         cpu_time: CpuFn | None = None,
         on_start: Callable[[Match], None] | None = None,
+        rules: Rules = DEFAULT_RULES,
     ) -> MatchResult:
-        """Run one match with ``sessions[k]`` in seat k; per-match sessions are revoked after.
+        """Run one match with ``sessions[k]`` in seat k under ``rules`` (the standard rules unless
+        a variant is chosen); per-match sessions are revoked after.
 
         ``on_start(match)`` is called once the match exists, before it waits for its seats (e.g.
         to tell it when a bot process exits: :meth:`Match.seat_process_exited`)."""
@@ -209,6 +213,7 @@ class RefereeServer:
             evidence=evidence,
             settle=settle,
             cpu_time=cpu_time,
+            rules=rules,
         )
         match.on_event = on_event
         if on_start is not None:

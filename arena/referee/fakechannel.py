@@ -217,6 +217,7 @@ class FakeTable:
         self.channels: list[list[FakeChannel]] = [[] for _ in range(self.match.players)]  # per seat
         self._tasks: list[asyncio.Task[None]] = []
         self._answerers: list[Answerer] = []
+        self._idle: list[tuple[int, FakeChannel]] = []  # attached before the loop ran
 
     def channel(self, seat: int) -> FakeChannel:
         """Seat ``seat``'s current channel."""
@@ -239,7 +240,13 @@ class FakeTable:
         return channel
 
     def _drive(self, seat: int, channel: FakeChannel) -> None:
+        """Answer the requests on ``channel`` (from :meth:`play` on, when attached before it)."""
         self.channels[seat].append(channel)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._idle.append((seat, channel))  # no loop yet: play() starts it
+            return
         self._tasks.append(asyncio.create_task(self._seat(seat, channel)))
 
     async def _seat(self, seat: int, channel: FakeChannel) -> None:
@@ -253,6 +260,8 @@ class FakeTable:
         """Play the match: seat k answered by ``answerers[k]``; the seats in ``absent`` are not
         connected (the test may attach them later).  Fails past ``timeout`` seconds."""
         self._answerers = list(answerers)
+        idle, self._idle = self._idle, []
+        self._tasks.extend(asyncio.create_task(self._seat(seat, channel)) for seat, channel in idle)
         for seat in range(self.match.players):
             if seat not in absent and not self.match.connected(seat):
                 self.attach(seat)

@@ -56,6 +56,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from arena.endings import MatchEnd
+
 CONFIDENCE: Final = 0.95
 BOOTSTRAP_SAMPLES: Final = 2000
 BOOTSTRAP_SEED: Final = 20240601
@@ -221,7 +223,7 @@ class GameOutcome:
     candidate_seat: int
     scores: tuple[int, ...]
     placings: tuple[int, ...]
-    termination: str = "normal"
+    termination: str = MatchEnd.NORMAL  # an arena.endings.MatchEnd value
     forfeits: tuple[int, ...] = ()  # seats that forfeited
 
     def __post_init__(self) -> None:

@@ -30,6 +30,7 @@ from rich.table import Table
 from rich.text import Text
 from sqlmodel import select
 
+from arena.endings import wins_text
 from arena.ratings import Rating, rate
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, RatingRow
@@ -72,7 +73,7 @@ class LeaderRow:
     hi: float | None
     conservative: float
     games: int
-    wins: int
+    wins: float  # arena.endings.win_share summed: a first place shared by k seats counts 1/k
     mean_score: float
     timeouts: int
     forfeits: int
@@ -184,7 +185,7 @@ def _cells(row: LeaderRow, system: str) -> list[str]:
         interval_text(row, system),
         _num(row.conservative, system),
         str(row.games),
-        str(row.wins),
+        wins_text(row.wins),
         f"{row.mean_score:.1f}",
         str(row.timeouts),
         str(row.forfeits),

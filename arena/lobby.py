@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
+from arena.referee.faults import process_forfeit
 from arena.referee.match import Match
 from arena.referee.server import TlsFiles
 from arena.referee.sessions import BotSession
@@ -196,7 +197,7 @@ class Lobby:
                 seed,
                 TimeControl(c.move_time, c.bank),
                 match_id=f"t{self.tournament_id}-m{match_id}",
-                probe=lambda s: p.probe() if (p := procs[s]) else None,
+                probe=lambda s: process_forfeit(p.probe()) if (p := procs[s]) else None,
                 evidence=lambda s: p.evidence() if (p := procs[s]) else {},
                 cpu_time=lambda s: p.cpu_time() if (p := procs[s]) else None,
                 on_event=self.on_event,

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.endings import is_forfeit_reason, known_terminations, match_label, seat_label
+from arena.endings import by_forfeit, is_forfeit, known_terminations, match_label, seat_label
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.engine.render import BOARD_WIDTH, LEGEND
@@ -55,8 +55,8 @@ def _players(m: MatchRow) -> Text:
             out.append(f" {s.score}")
         if s.placing is not None:
             out.append(f" ({s.placing})", style="dim")
-        if s.termination not in (None, "normal", "round-cap"):  # who forfeited, and who won by it
-            style = "red" if is_forfeit_reason(s.termination) else ""
+        if by_forfeit(s.termination):
+            style = "red" if is_forfeit(s.termination) else ""  # who forfeited, and who won by it
             out.append(f" {seat_label(s.termination, s.placing)}", style=style)
     return out
 
@@ -107,7 +107,7 @@ def list_(
     for m in result.items:
         finished = m.finished_at.strftime("%Y-%m-%d %H:%M:%S") if m.finished_at else "-"
         tname = f"{m.tournament_id}: {m.tournament}" if m.tournament_id is not None else "-"
-        offenders = [(x.bot, x.termination or "") for x in m.seats if is_forfeit_reason(x.termination)]
+        offenders = [(x.bot, x.termination or "") for x in m.seats if is_forfeit(x.termination)]
         term = Text(match_label(m.termination, offenders), style="red" if offenders else "")
         table.add_row(str(m.id), tname, finished, _players(m), term)
     console.print(table)

@@ -1,22 +1,30 @@
-"""The closed vocabulary of forfeits, and the record of one."""
+"""The record of one forfeit, and the sandbox's process status read as a forfeit reason.
+
+The vocabulary itself (:class:`Reason`, with the match's endings) lives in :mod:`arena.endings`,
+which imports nothing; it is re-exported here so ``from arena.referee.faults import Reason`` keeps
+working.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from arena.endings import Reason
+from arena.sandbox.status import Probed, ProcessStatus
 
-class Reason(StrEnum):
-    """Why a seat forfeited.  Every failure of a bot ends in exactly one of these."""
+__all__ = ["Forfeit", "Reason", "process_forfeit", "reason_of_process"]
 
-    TIMEOUT = "timeout"  # no answer within move time + bank
-    ILLEGAL_ACTION = "illegal-action"  # a well-formed action the rules forbid now
-    MALFORMED_ACTION = "malformed-action"  # not an action: bad notation, bad bytes, wrong id, flood
-    DISCONNECTED = "disconnected"  # the stream closed while the match was on
-    CRASHED = "crashed"  # the bot's process exited during the match
-    STALLED = "stalled"  # the connection stopped answering keepalive pings (frozen peer)
-    NO_SHOW = "no-show"  # did not connect before the match started
+
+def reason_of_process(status: ProcessStatus) -> Reason:
+    """The forfeit a bot process's status means: it exited -> ``crashed``, it is stopped -> ``stalled``."""
+    return {ProcessStatus.EXITED: Reason.CRASHED, ProcessStatus.STOPPED: Reason.STALLED}[status]
+
+
+def process_forfeit(probed: Probed | None) -> tuple[Reason, str] | None:
+    """A launcher's probe (:meth:`arena.sandbox.BotProcess.probe`) in the referee's terms: the
+    reason and the same words, or None while the process runs normally."""
+    return None if probed is None else (reason_of_process(probed[0]), probed[1])
 
 
 @dataclass(frozen=True)

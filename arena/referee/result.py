@@ -16,7 +16,7 @@ class SeatOutcome:
     name: str
     score: int
     placing: int
-    termination: str  # "normal", "round-cap", "forfeit" (stopped early) or a forfeit Reason
+    termination: str  # an arena.endings.Ending: a forfeit Reason, or the match's MatchEnd
     detail: str
     think_total: float  # seconds, on the referee's clock
     think_max: float
@@ -31,7 +31,7 @@ class MatchResult:
     match_id: str
     seed: int
     players: int
-    termination: str  # "normal", "round-cap" or "forfeit"
+    termination: str  # an arena.endings.MatchEnd value: normal, round-cap or forfeit
     seats: tuple[SeatOutcome, ...]
     replay: str
     forfeits: tuple[Forfeit, ...] = ()

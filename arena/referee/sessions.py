@@ -8,10 +8,11 @@ remote bot) receives one assignment after another on the same token.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from arena.tokens import token_hash
 
 if TYPE_CHECKING:
     from .match import Match
@@ -46,11 +47,6 @@ class BotSession:
     def close(self) -> None:
         """No further assignment: a waiting stream gets a Goodbye."""
         self.assignments.put_nowait(None)
-
-
-def token_hash(token: str) -> str:
-    """The sha256 (hex) under which a long-lived remote bot token is stored."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 class SessionRegistry:

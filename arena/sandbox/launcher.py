@@ -32,12 +32,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from arena.referee.faults import Reason
-
 from . import guard
 from .bwrap import SOCKET_DIR, require_bwrap, wrap
 from .cgroups import BotCgroup
 from .limits import SandboxLimits
+from .status import Probed, ProcessStatus
 
 INTERPRETERS = {".py": [sys.executable], ".js": ["node"], ".mjs": ["node"], ".cjs": ["node"], ".sh": ["bash"]}
 TAIL_BYTES = 4096
@@ -259,24 +258,24 @@ class BotProcess:
             ticks += (_cpu_ticks(self._bot_pid) or 0) if self._bot_pid is not None else 0
         return ticks / os.sysconf("SC_CLK_TCK")
 
-    def probe(self) -> tuple[Reason, str] | None:
-        """(CRASHED, how) once the process has exited, (STALLED, ...) while it is stopped."""
+    def probe(self) -> Probed | None:
+        """(EXITED, how) once the process has exited, (STOPPED, ...) while it is stopped, else None."""
         if self.proc is None:
             return None
         if self.proc.returncode is not None:
-            return Reason.CRASHED, _exit_text(self.proc.returncode)
+            return ProcessStatus.EXITED, _exit_text(self.proc.returncode)
         try:
             stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
         except OSError:
-            return Reason.CRASHED, "the process is gone"
+            return ProcessStatus.EXITED, "the process is gone"
         state = stat.rsplit(")", 1)[-1].split()[0]
         if state in ("Z", "X"):
-            return Reason.CRASHED, "the process exited"
+            return ProcessStatus.EXITED, "the process exited"
         if state in ("T", "t"):
-            return Reason.STALLED, "the process is stopped (frozen)"
+            return ProcessStatus.STOPPED, "the process is stopped (frozen)"
         if any(st in ("T", "t") for st in _descendant_states(self.proc.pid)):
             # e.g. the bot inside bubblewrap: the launched process is bwrap, not the bot
-            return Reason.STALLED, "a process of the bot is stopped (frozen)"
+            return ProcessStatus.STOPPED, "a process of the bot is stopped (frozen)"
         return None
 
     async def settle(self, timeout: float = 1.0, exit_grace: float = 0.5) -> None:
@@ -290,7 +289,7 @@ class BotProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), exit_grace)
         probed = self.probe()
-        if self._err is not None and probed is not None and probed[0] is Reason.CRASHED:
+        if self._err is not None and probed is not None and probed[0] is ProcessStatus.EXITED:
             await asyncio.wait({self._err.task}, timeout=timeout)
 
     def watch_exit(self, callback: Callable[[str], None], *, stderr_wait: float = 0.5) -> None:

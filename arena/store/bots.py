@@ -17,8 +17,8 @@ from pathlib import Path
 
 from sqlmodel import Session, col, func, select
 
-from arena.referee.sessions import token_hash
 from arena.sandbox import BotLaunchError, launch_command
+from arena.tokens import token_hash
 
 from .db import Database, StoreError, arena_home
 from .models import Bot, BotVersion, MatchSeat, utcnow

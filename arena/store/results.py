@@ -6,25 +6,23 @@ from dataclasses import dataclass, field
 
 from sqlmodel import col, select
 
+from arena.endings import Reason, is_forfeit, parse_ending, win_share
 from arena.ratings.results import GameResult
 
 from .bots import version_names
 from .db import Database
 from .models import Bot, BotVersion, Match, MatchSeat, MatchStatus
 
-FORFEIT_REASONS = frozenset(
-    {"timeout", "illegal-action", "malformed-action", "disconnected", "crashed", "stalled", "no-show"}
-)
-
 
 @dataclass
 class BotStats:
-    """Per bot version: games, wins (1st place, shared or not), mean score, forfeits, and
+    """Per bot version: games, wins (:func:`arena.endings.win_share`: 1 alone in first place, 1/k
+    for a first place shared by k seats), mean score, forfeits (in all and ``by_reason``), and
     whether its bot has been removed from the registry (``arena bots remove``)."""
 
     name: str
     games: int = 0
-    wins: int = 0
+    wins: float = 0.0
     score_total: int = 0
     timeouts: int = 0
     forfeits: int = 0
@@ -114,17 +112,18 @@ def bot_stats(db: Database, tournament_id: int | None = None) -> dict[str, BotSt
     removed = _removed_versions(db, ids)
     stats: dict[str, BotStats] = {}
     for ss in seats.values():
-        for s in ss:
+        placings = [s.placing for s in ss]
+        for k, s in enumerate(ss):
             name = names[s.bot_version_id]
             st = stats.setdefault(name, BotStats(name, removed=s.bot_version_id in removed))
             st.games += 1
-            st.wins += 1 if s.placing == 1 else 0
+            st.wins += win_share(placings, k)
             st.score_total += s.score or 0
             st.think_total += s.think_total or 0.0
             st.decisions += s.decisions or 0
-            if s.termination in FORFEIT_REASONS:
+            if is_forfeit(s.termination):  # an unknown value raises: it is never silently dropped
+                reason = parse_ending(s.termination or "")
                 st.forfeits += 1
-                st.by_reason[s.termination] = st.by_reason.get(s.termination, 0) + 1
-                if s.termination == "timeout":
-                    st.timeouts += 1
+                st.by_reason[reason] = st.by_reason.get(reason, 0) + 1
+                st.timeouts += reason is Reason.TIMEOUT
     return stats

@@ -15,6 +15,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from arena.endings import is_forfeit, win_share
 from arena.termui import make_console
 
 from .runner import Progress as RunProgress
@@ -77,13 +78,13 @@ class TournamentDisplay:
 
     def __call__(self, p: RunProgress) -> None:
         if p.last is not None:
-            for s in p.last.seats:
+            placings = p.last.placings
+            for k, s in enumerate(p.last.seats):
                 st = self.standings.setdefault(s.name, _Standing())
                 st.games += 1
                 st.points += s.score
-                shared = sum(1 for o in p.last.seats if o.placing == 1)
-                st.wins += 1 / shared if s.placing == 1 else 0
-                st.forfeits += s.termination not in ("normal", "round-cap", "forfeit")
+                st.wins += win_share(placings, k)  # the same wins as the stored leaderboard's
+                st.forfeits += is_forfeit(s.termination)
         self.bar.update(self.task, total=p.total, completed=p.done + p.failed)
         if self.live is not None:
             self.live.update(self._view())

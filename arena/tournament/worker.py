@@ -1,8 +1,9 @@
 """The worker side: one process that plays matches one after another.
 
-Each worker process hosts its own referee (on a private Unix socket) and a pool of bot processes
-kept running across matches where the bot version allows it (persistent sessions).  A bot that
-forfeited is restarted before its next match.  Everything is reaped when the worker exits.
+Each worker process has one :class:`~arena.hosting.MatchHost` (its own referee on a private Unix
+socket, and a pool of bot processes kept running across matches where the bot version allows it:
+persistent sessions).  A bot that forfeited is restarted before its next match.  Everything is
+reaped when the worker exits.
 
 A worker of a local pool (:func:`init_worker`) dies with its coordinator, whatever kills it: the
 kernel sends it SIGTERM when the coordinator dies (``PR_SET_PDEATHSIG``) and a thread watches its
@@ -17,127 +18,49 @@ import asyncio
 import atexit
 import contextlib
 import os
-import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Collection, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 from arena import lifecycle
-from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
-from arena.referee.sessions import BotSession
-from arena.sandbox import BotProcess, SandboxLimits
-from arena.store.tournaments import MatchTask, SeatTask
+from arena.engine.variants import by_version
+from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.referee import MatchResult, RefereeConfig, TimeControl
+from arena.sandbox import kill_all_bots
+from arena.store.tournaments import MatchTask
 
 T = TypeVar("T")
 
-# A kept-running bot is reused only for the very same program, name and sandbox: version ids alone
-# are not enough where one worker serves several databases (a Dask cluster).
-PoolKey = tuple[int, str, tuple[str, ...], SandboxLimits | None, int]
+
+def seats_of(task: MatchTask) -> list[LocalSeat]:
+    """The seats of a tournament match: a kept-running bot is reused only for the very same bot
+    version, name and program (version ids alone are not enough where one worker serves several
+    databases: a Dask cluster; the host's pool also keys on the sandbox)."""
+    return [
+        LocalSeat(
+            BotSpec(s.name, s.command),
+            persistent=s.persistent,
+            identity=s.version_id,
+            label=f"w{os.getpid()}",
+        )
+        for s in task.seats
+    ]
 
 
-class WorkerState:
-    """The referee and the bot pool of one worker process."""
-
-    def __init__(self, log_dir: Path | None, config: RefereeConfig | None) -> None:
-        self.log_dir = log_dir
-        self.sock_dir = Path(tempfile.mkdtemp(prefix="arena-w-"))
-        self.server = RefereeServer(config)
-        self.address = ""
-        self.pool: dict[PoolKey, tuple[BotProcess, BotSession]] = {}
-        self.launched = 0
-        self.grace = 0.5  # seconds a bot gets to exit by itself when stopped (less when dying)
-
-    async def start(self) -> None:
-        """Start the worker's referee."""
-        self.address = await self.server.start(f"unix:{self.sock_dir / 'referee.sock'}")
-
-    async def _launch(
-        self, seat: SeatTask, session: BotSession, stem: str, sandbox: SandboxLimits | None
-    ) -> BotProcess:
-        proc = BotProcess(seat.name, seat.command, log_dir=self.log_dir, sandbox=sandbox)
-        self.launched += 1
-        await proc.start(self.address, session.token, log_stem=f"{stem}-{seat.name}-{self.launched}")
-        return proc
-
-    async def play(self, task: MatchTask) -> MatchResult:
-        """Play one match, reusing or launching the bots it needs."""
-        sessions: list[BotSession] = []
-        procs: list[BotProcess] = []
-        fresh: list[tuple[BotProcess, BotSession]] = []
-        seen: dict[tuple[int, str, tuple[str, ...]], int] = {}
-        keys: list[PoolKey | None] = []
-        try:
-            for seat in task.seats:
-                ident = (seat.version_id, seat.name, seat.command)
-                n = seen.get(ident, 0)
-                seen[ident] = n + 1
-                if seat.persistent:
-                    key: PoolKey = (*ident, task.sandbox, n)
-                    entry = self.pool.get(key)
-                    if entry is None or entry[0].probe() is not None:
-                        if entry is not None:
-                            await self._drop(key)
-                        session = self.server.session(seat.name, persistent=True)
-                        proc = await self._launch(seat, session, f"w{id(self) % 1000}", task.sandbox)
-                        entry = (proc, session)
-                        self.pool[key] = entry
-                    keys.append(key)
-                    procs.append(entry[0])
-                    sessions.append(entry[1])
-                else:
-                    session = self.server.session(seat.name)
-                    proc = await self._launch(seat, session, task.key, task.sandbox)
-                    fresh.append((proc, session))
-                    keys.append(None)
-                    procs.append(proc)
-                    sessions.append(session)
-            result = await self.server.play(
-                sessions,
-                task.seed,
-                TimeControl(task.move_time, task.bank, cpu=task.cpu_clock),
-                match_id=task.key,
-                probe=lambda s: procs[s].probe(),
-                evidence=lambda s: procs[s].evidence(),
-                settle=lambda s: procs[s].settle(),
-                cpu_time=lambda s: procs[s].cpu_time(),
-            )
-        except BaseException:
-            for k in keys:  # a match that did not complete leaves no bot in doubt
-                if k is not None:
-                    await self._drop(k)
-            raise
-        finally:
-            for proc, _session in fresh:
-                with contextlib.suppress(Exception):
-                    await proc.stop(grace=self.grace)
-        for f in result.forfeits:  # a bot that failed is restarted before it plays again
-            failed = keys[f.seat]
-            if failed is not None:
-                await self._drop(failed)
-        return result
-
-    async def release(self, version_ids: Collection[int] | None = None) -> None:
-        """Stop the kept-running bots (of these bot versions only, when given)."""
-        for key in list(self.pool):
-            if version_ids is None or key[0] in version_ids:
-                await self._drop(key)
-
-    async def _drop(self, key: PoolKey) -> None:
-        entry = self.pool.pop(key, None)
-        if entry is not None:
-            proc, session = entry
-            self.server.revoke(session)
-            with contextlib.suppress(Exception):
-                await proc.stop(grace=self.grace)
-
-    async def close(self) -> None:
-        """Stop every bot (all at once) and the referee."""
-        await asyncio.gather(*(self._drop(key) for key in list(self.pool)), return_exceptions=True)
-        await self.server.stop(0.2)
-        shutil.rmtree(self.sock_dir, ignore_errors=True)
+async def play_on(host: MatchHost, task: MatchTask) -> MatchResult:
+    """Play one tournament match on ``host`` (its bots under the tournament's sandbox, clock and
+    rules)."""
+    control = TimeControl(task.move_time, task.bank, cpu=task.cpu_clock)
+    return await host.play(
+        seats_of(task),
+        task.seed,
+        control,
+        match_id=task.key,
+        sandbox=task.sandbox,
+        rules=by_version(task.rules),
+    )
 
 
 _host: WorkerThread | None = None
@@ -195,6 +118,7 @@ def die(signum: int) -> None:
             host.state.grace = DYING_GRACE
             host.close(timeout=DYING_TIMEOUT)
     finally:
+        kill_all_bots()  # whatever the host could not stop in time (its loop stuck): killed now
         os._exit(lifecycle.exit_status(signum))
 
 
@@ -226,7 +150,8 @@ RELEASE_WAIT = 10.0
 
 
 class WorkerThread:
-    """A :class:`WorkerState` on an event loop of its own thread, for hosts that call
+    """A :class:`~arena.hosting.MatchHost` (unsandboxed by default: each match says its sandbox) on
+    an event loop of its own thread, for hosts that call
     :meth:`play` from threads of their own (a Dask worker's task threads).
 
     Matches are played one at a time.  The loop keeps running between matches, so the referee
@@ -240,7 +165,7 @@ class WorkerThread:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="arena-worker-loop", daemon=True)
         self.thread.start()
-        self.state = WorkerState(log_dir, config)
+        self.state = MatchHost(sandbox=None, config=config, log_dir=log_dir)
         self._lock: asyncio.Lock | None = None
         self.closed = False
         try:
@@ -260,7 +185,7 @@ class WorkerThread:
         assert self._lock is not None
         async with self._lock:
             self.state.log_dir = log_dir
-            return await self.state.play(task)
+            return await play_on(self.state, task)
 
     def play(self, task: MatchTask, log_dir: Path | None = None) -> MatchResult:
         """Play one match (waiting for the one in progress, if any); bot logs go to ``log_dir``."""

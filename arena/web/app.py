@@ -25,6 +25,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from arena.endings import by_forfeit, is_forfeit, seat_label, wins_text
 from arena.leaderboard import SYSTEM_TITLES, SYSTEMS, LeaderRow, leaderboard
 from arena.ratings.errors import RatingError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
@@ -56,6 +57,10 @@ def make_templates() -> Jinja2Templates:
     env.filters["iso"] = queries.iso
     env.filters["when"] = lambda d: "" if d is None else d.strftime("%Y-%m-%d %H:%M:%S")
     env.filters["secs"] = lambda s: "" if s is None else f"{float(s):.1f} s"
+    env.filters["wins"] = wins_text  # a win count: whole, or with shares of a shared first place
+    env.globals["is_forfeit"] = is_forfeit  # the seat forfeited (a Reason), from the one vocabulary
+    env.globals["by_forfeit"] = by_forfeit  # it forfeited, or won because the others did
+    env.globals["seat_label"] = seat_label  # "won by forfeit", "forfeited (crashed)", ...
     return templates
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, func, or_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
+from arena.endings import is_forfeit
 from arena.store.db import Database, StoreError
 from arena.store.models import (
     Bot,
@@ -145,7 +146,7 @@ class MatchRow:
     @property
     def forfeited(self) -> list[SeatRow]:
         """Seats that ended in a forfeit."""
-        return [s for s in self.seats if s.termination not in (None, "normal", "round-cap")]
+        return [s for s in self.seats if is_forfeit(s.termination)]
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""

@@ -14,6 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.engine import legal_actions, new_game
 from arena.referee import MatchResult, Reason, RefereeConfig, RefereeServer, TimeControl
+from arena.referee.faults import process_forfeit
 from arena.referee.server import SERVICE
 from arena.sandbox import BotProcess, launch_command
 from arena.v1 import arena_pb2 as pb
@@ -185,7 +186,10 @@ def test_no_show() -> None:
                     await asyncio.sleep(0.01)
                 start = time.monotonic()
                 result = await server.play(
-                    [absent, present], 8, CONTROL, probe=lambda seat: proc.probe() if seat else None
+                    [absent, present],
+                    8,
+                    CONTROL,
+                    probe=lambda seat: process_forfeit(proc.probe()) if seat else None,
                 )
                 elapsed = time.monotonic() - start
                 assert proc.proc is not None

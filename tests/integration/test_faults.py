@@ -14,6 +14,7 @@ import pytest
 from arena.engine import replay
 from arena.matchrunner import play_local_match, resolve_bot
 from arena.referee import MatchResult, Reason, RefereeConfig, RefereeServer, TimeControl
+from arena.referee.faults import process_forfeit
 from arena.sandbox import BotProcess, SandboxLimits, bwrap_problem, launch_command
 
 from .helpers import FAULTY, PidRecorder, assert_reaped, competition_placings, replay_result
@@ -239,7 +240,7 @@ def test_impostor_is_refused_and_plays_on(tmp_path: Path) -> None:
                 sessions,
                 31,
                 FAST,
-                probe=lambda seat: procs[seat].probe(),
+                probe=lambda seat: process_forfeit(procs[seat].probe()),
                 evidence=lambda seat: procs[seat].evidence(),
             )
         finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from arena.endings import wins_text
 from arena.leaderboard import SYSTEM_TITLES, headers, leaderboard
 from arena.publish import LEADERBOARDS, LeaderboardDefinitionError, load_definition, publish
 from arena.store.bots import add_bot, list_bots
@@ -71,7 +72,7 @@ def test_leaderboard_and_tournament_cli(sqlite_url: str, arena_home: Path) -> No
             e = expected[r[1]]
             assert r[5:] == [
                 str(e.games),
-                str(e.wins),
+                wins_text(e.wins),
                 f"{e.mean_score:.1f}",
                 str(e.timeouts),
                 str(e.forfeits),
@@ -167,7 +168,7 @@ def test_publish(sqlite_db: Database, tmp_path: Path) -> None:
     assert len(lines) == 2
     for line, r in zip(lines, rows, strict=True):
         cells = [c.strip() for c in line.strip("|").split("|")]
-        assert cells[:2] == [str(r.rank), r.bot] and cells[5:7] == [str(r.games), str(r.wins)]
+        assert cells[:2] == [str(r.rank), r.bot] and cells[5:7] == [str(r.games), wins_text(r.wins)]
         assert cells[2] == f"{r.rating:.0f}"
 
     with db.session() as session:

@@ -19,6 +19,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from arena.endings import is_forfeit
+from arena.engine.variants import rules_label
 from arena.store.db import Database, StoreError
 from arena.store.models import (
     Bot,
@@ -183,6 +184,12 @@ class TournamentRow:
     finished_at: datetime | None
     counts: dict[str, int]
     bots: list[str] = field(default_factory=list)
+    rules: str = "1"  # the rules version id its matches are played under
+
+    @property
+    def rules_label(self) -> str:
+        """``sprint (sprint-1)``: the rules variant and version, for people."""
+        return rules_label(self.rules)
 
     @property
     def total(self) -> int:
@@ -205,6 +212,7 @@ class TournamentRow:
             "finished_at": iso(self.finished_at),
             "matches": self.counts,
             "bots": self.bots,
+            "rules": self.rules,
         }
 
 
@@ -437,6 +445,7 @@ def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str]) -> T
         t.finished_at,
         counts,
         bots,
+        rules=t.rules or "1",
     )
 
 

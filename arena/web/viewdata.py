@@ -19,7 +19,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final
 
-from arena.engine import COLOURS, FACES, LOUNGERS, State, parse_action, reachable, replay, to_snapshot
+from arena.engine import COLOURS, FACES, LOUNGERS, Rules, State, parse_action, reachable, replay, to_snapshot
 from arena.engine.board import (
     CHIPS_TOTAL,
     COLOUR_ZONES,
@@ -123,6 +123,18 @@ def seating(header: dict[str, Any], players: int) -> list[str]:
     return [f"seat {k}" for k in range(players)]
 
 
+def rules_data(rules: Rules) -> dict[str, Any]:
+    """The rules the replay was played under (its header's version): the viewer shows the variant
+    and reads the end threshold (R25) from here, never from a constant of its own."""
+    return {
+        "version": rules.version,
+        "variant": rules.variant,
+        "end_unoccupied": rules.end_unoccupied,
+        "round_cap": rules.round_cap,
+        "summary": rules.summary,
+    }
+
+
 def build_view(text: str, match: dict[str, Any] | None = None) -> dict[str, Any]:
     """Replay ``text`` through the engine and return the viewer's data.
 
@@ -140,6 +152,7 @@ def build_view(text: str, match: dict[str, Any] | None = None) -> dict[str, Any]
         "header": exact_ints(rep.header),
         "players": players,
         "seating": seating(rep.header, players),
+        "rules": rules_data(rep.rules),
         "board": board_data(),
         "states": [state_view(s) for s in rep.states],
         "events": events,

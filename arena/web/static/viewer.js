@@ -18,6 +18,9 @@
   const N = EVENTS.length;
   const SEATING = DATA.seating;
   const FORFEITS = DATA.forfeits || [];
+  // The rules the game was played under (standard or a variant): R25's threshold comes from here.
+  const GAME_RULES = DATA.rules || { version: "1", variant: "standard", end_unoccupied: 4, round_cap: 100 };
+  const VARIANT = GAME_RULES.variant === "standard" ? "" : `${GAME_RULES.variant} rules · `;
 
   const css = getComputedStyle(document.documentElement);
   const SEAT = [0, 1, 2, 3].map((k) => css.getPropertyValue("--seat" + k).trim() || ["#f76707", "#343a40", "#f8f9fa", "#d6336c"][k]);
@@ -413,6 +416,7 @@
     svg.dataset.lifeguard = s.lifeguard;
     svg.dataset.pool = String(s.pool);
     svg.dataset.unoccupied = String(s.unoccupied);
+    svg.dataset.rules = GAME_RULES.version;
 
     s.loungers.forEach((lo) => {
       const L = LOUNGERS[lo.name];
@@ -461,7 +465,7 @@
     statusTitle.textContent = over ? "Game over" : s.phase === "setup" ? "Setup: placing towels" : `Round ${s.round} · turn ${s.turn}`;
     const PHASE = { setup: "places a towel", throw: `throws ${s.dice_to_throw} dice`, roll: "stop, keep or chip?", action: "uses one lounger or passes", over: "" };
     statusLine.textContent = over ? `ended: ${s.termination || "forfeit"}` : `${seatName(s.seat)} ${PHASE[s.phase]}`;
-    statusLine2.textContent = `${s.unoccupied} loungers not occupied (ends at ≤ 4)` + (s.final_round ? " · final round" : "");
+    statusLine2.textContent = VARIANT + `${s.unoccupied} loungers not occupied (ends at ≤ ${GAME_RULES.end_unoccupied})` + (s.final_round ? " · final round" : "");
 
     // dice
     const show3 = { last: s.phase === "roll", kept: s.phase === "roll" || s.phase === "throw", result: s.phase === "action" };

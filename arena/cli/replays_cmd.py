@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.endings import by_forfeit, is_forfeit, known_terminations, match_label, seat_label
+from arena.endings import UnknownEnding, by_forfeit, is_forfeit, match_label, parse_ending, seat_label
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.engine.render import BOARD_WIDTH, LEGEND
@@ -76,11 +76,11 @@ def list_(
     per_page: Annotated[int, typer.Option(min=1, max=500, help="matches per page")] = 20,
 ) -> None:
     """List finished matches with replays, newest first, one page at a time."""
-    if termination is not None and termination not in known_terminations():
-        raise typer.BadParameter(
-            f"unknown termination {termination!r}; choose one of {', '.join(known_terminations())}",
-            param_hint="--termination",
-        )
+    if termination is not None:
+        try:
+            parse_ending(termination)
+        except UnknownEnding as exc:
+            raise typer.BadParameter(str(exc), param_hint="--termination") from None
     filters = MatchFilters(
         tournament=tournament,
         bot=bot,

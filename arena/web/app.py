@@ -25,7 +25,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from arena.endings import by_forfeit, is_forfeit, seat_label, wins_text
+from arena.endings import UnknownEnding, by_forfeit, is_forfeit, parse_ending, seat_label, wins_text
 from arena.leaderboard import SYSTEM_TITLES, SYSTEMS, LeaderRow, leaderboard
 from arena.ratings.errors import RatingError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
@@ -119,16 +119,17 @@ def _system(value: str | None) -> str:
 def _filters(request: Request) -> MatchFilters:
     q = request.query_params
     status = q.get("status") or "finished"
+    ending = (q.get("termination") or "").strip() or None
     try:
         return MatchFilters(
             tournament=_int(q.get("tournament"), "tournament"),
             bot=(q.get("bot") or "").strip() or None,
-            termination=(q.get("termination") or "").strip() or None,
+            termination=None if ending is None else str(parse_ending(ending)),
             status=None if status == "all" else status,
             since=queries.parse_day(q.get("since"), "since"),
             until=queries.parse_day(q.get("until"), "until"),
         )
-    except FilterError as exc:
+    except (FilterError, UnknownEnding) as exc:
         raise Problem(400, "Bad filter", str(exc)) from None
 
 

@@ -79,6 +79,7 @@ class TournamentEntry(SQLModel, table=True):
     tournament_id: int = Field(foreign_key="tournament.id", primary_key=True)
     bot_version_id: int = Field(foreign_key="botversion.id", primary_key=True)
     role: str = Field(default="field", max_length=16)  # "field" or "candidate" (gauntlet)
+    position: int | None = None  # index in the field (registration order; formats pair by it)
 
 
 class Match(SQLModel, table=True):

@@ -7,6 +7,7 @@ import json
 import logging
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from .models import (
     MatchStatus,
     Replay,
     Tournament,
+    TournamentBye,
     TournamentEntry,
     utcnow,
 )
@@ -67,6 +69,7 @@ class MatchTask:
     bank: float
     sandbox: SandboxLimits | None = None
     cpu_clock: bool = False
+    rules: str = "1"  # the rules version id the match is played under (the tournament's)
 
     @property
     def key(self) -> str:
@@ -87,6 +90,7 @@ def create_tournament(
     bank: float,
     schedule: list[tuple[int, str, tuple[int, ...]]],
     config: dict[str, Any] | None = None,
+    rules: str | None = None,
 ) -> Tournament:
     """Store a tournament and its whole schedule (``(seed, group, seating)`` with seating as
     indices into ``versions``), every match queued."""
@@ -100,6 +104,7 @@ def create_tournament(
             move_time=move_time,
             bank=bank,
             config=json.dumps(config or {}),
+            rules=rules,
         )
         session.add(t)
         session.flush()
@@ -111,6 +116,7 @@ def create_tournament(
                     tournament_id=t.id,
                     bot_version_id=v.id,
                     role="candidate" if fmt == "gauntlet" and i == 0 else "field",
+                    position=i,
                 )
             )
         for ordinal, (match_seed, group, seating) in enumerate(schedule):
@@ -175,6 +181,12 @@ def prepare_resume(db: Database, tournament_id: int) -> int:
         return len(stale)
 
 
+def tournament_sandbox(db: Database, tournament_id: int) -> SandboxLimits | None:
+    """The sandbox limits the tournament's bots run under (None: not sandboxed)."""
+    config = json.loads(get_tournament(db, tournament_id).config or "{}")
+    return SandboxLimits.from_json(config["sandbox"]) if config.get("sandbox") else None
+
+
 def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
     """The tournament's queued matches as worker tasks, in schedule order."""
     with db.session() as session:
@@ -222,6 +234,7 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
                     t.bank,
                     sandbox=sandbox,
                     cpu_clock=cpu_clock,
+                    rules=t.rules or "1",
                 )
             )
         return tasks
@@ -368,3 +381,134 @@ def add_match(
         for seat, vid in enumerate(version_ids):
             session.add(MatchSeat(match_id=m.id, seat=seat, bot_version_id=vid))
         return m.id
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """A tournament's match as its format sees it: bot versions by seat, and (when finished)
+    placings and scores by seat."""
+
+    ordinal: int
+    round: int
+    group: str
+    seed: int
+    version_ids: tuple[int, ...]
+    status: str
+    placings: tuple[int, ...] | None
+    scores: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class StoredBye:
+    """A bot version that sat out a round, and what it scored."""
+
+    round: int
+    version_id: int
+    points: float
+
+
+def field_versions(db: Database, tournament_id: int) -> list[int]:
+    """The tournament's bot version ids in field order (registration order: the entries formats
+    pair).  Tournaments made before entries had positions: the candidate first, then by id."""
+    with db.session() as session:
+        entries = session.exec(
+            select(TournamentEntry).where(TournamentEntry.tournament_id == tournament_id)
+        ).all()
+        if not entries:
+            get_tournament(db, tournament_id)
+        ordered = sorted(
+            entries,
+            key=lambda e: (
+                e.position if e.position is not None else len(entries),
+                e.role != "candidate",
+                e.bot_version_id,
+            ),
+        )
+        return [e.bot_version_id for e in ordered]
+
+
+def stored_history(db: Database, tournament_id: int) -> tuple[list[StoredMatch], list[StoredBye]]:
+    """Every match of the tournament in schedule order (with seats and outcomes), and its byes."""
+    with db.session() as session:
+        matches = session.exec(
+            select(Match).where(Match.tournament_id == tournament_id).order_by(col(Match.ordinal))
+        ).all()
+        seats: dict[int, list[MatchSeat]] = {}
+        for s in session.exec(
+            select(MatchSeat)
+            .join(Match, col(Match.id) == col(MatchSeat.match_id))
+            .where(Match.tournament_id == tournament_id)
+            .order_by(col(MatchSeat.match_id), col(MatchSeat.seat))
+        ).all():
+            seats.setdefault(s.match_id, []).append(s)
+        out: list[StoredMatch] = []
+        for m in matches:
+            assert m.id is not None
+            ss = seats.get(m.id, [])
+            finished = m.status == MatchStatus.FINISHED and all(x.placing is not None for x in ss)
+            out.append(
+                StoredMatch(
+                    ordinal=m.ordinal,
+                    round=m.round,
+                    group=m.group_key,
+                    seed=m.seed,
+                    version_ids=tuple(x.bot_version_id for x in ss),
+                    status=m.status,
+                    placings=tuple(int(x.placing or 0) for x in ss) if finished else None,
+                    scores=tuple(int(x.score or 0) for x in ss) if finished else None,
+                )
+            )
+        byes = [
+            StoredBye(b.round, b.bot_version_id, b.points)
+            for b in session.exec(
+                select(TournamentBye)
+                .where(TournamentBye.tournament_id == tournament_id)
+                .order_by(col(TournamentBye.round), col(TournamentBye.bot_version_id))
+            ).all()
+        ]
+        return out, byes
+
+
+def append_matches(
+    db: Database,
+    tournament_id: int,
+    *,
+    seen: int,
+    matches: list[tuple[int, int, str, tuple[int, ...]]],
+    byes: Sequence[tuple[int, int, float]] = (),
+) -> int:
+    """Append what a format handed out, in one transaction: ``matches`` as ``(round, seed,
+    group, version ids by seat)``, queued, after the existing ones, and ``byes`` as ``(round,
+    version id, points)``; return how many matches were added.
+
+    ``seen`` is how many matches the format was shown: if the tournament has a different number
+    now (another writer appended meanwhile), nothing is written and 0 is returned, so one answer
+    is never stored twice.
+    """
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id, with_for_update=True)
+        if t is None:
+            raise UnknownTournamentError(f"no tournament {tournament_id}; see 'arena tournament list'")
+        ordinals = session.exec(select(Match.ordinal).where(Match.tournament_id == tournament_id)).all()
+        if len(ordinals) != seen:
+            log.info("tournament %s changed while its format was asked; not appending", tournament_id)
+            return 0
+        nxt = max(ordinals, default=-1) + 1
+        for i, (rnd, match_seed, group, version_ids) in enumerate(matches):
+            m = Match(
+                tournament_id=tournament_id, ordinal=nxt + i, seed=match_seed, group_key=group, round=rnd
+            )
+            session.add(m)
+            session.flush()
+            assert m.id is not None
+            for seat, vid in enumerate(version_ids):
+                session.add(MatchSeat(match_id=m.id, seat=seat, bot_version_id=vid))
+        for rnd, vid, points in byes:
+            bye = TournamentBye(tournament_id=tournament_id, round=rnd, bot_version_id=vid, points=points)
+            session.add(bye)
+        if matches and t.status == "finished":
+            t.status = "running"
+            t.finished_at = None
+            session.add(t)
+        session.flush()
+        return len(matches)

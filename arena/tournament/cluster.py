@@ -37,7 +37,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -54,7 +54,7 @@ from arena.store.bots import artifact_path as stored_artifact
 from arena.store.db import Database, arena_home
 from arena.store.lease import LeaseHolder, coordinator_lease
 from arena.store.models import BotVersion
-from arena.store.tournaments import MatchTask, get_tournament
+from arena.store.tournaments import MatchTask, field_versions, get_tournament, tournament_sandbox
 
 from .runfile import reap_dead_run, run_path
 from .runner import Outcome, ProgressFn, Requeue, TournamentError, coordinate, open_run
@@ -326,9 +326,12 @@ def worker_command(
 # --------------------------------------------------------------------------- coordinator side
 
 
-def artifacts_of(db: Database, tasks: Sequence[MatchTask]) -> dict[int, Artifact]:
-    """The artifact of every bot version the tasks use, by version id (remote bots have none)."""
-    ids = {s.version_id for t in tasks for s in t.seats}
+def artifacts_of(
+    db: Database, tasks: Sequence[MatchTask], versions: Iterable[int] = ()
+) -> dict[int, Artifact]:
+    """The artifact of every bot version the tasks use (and of ``versions``: a tournament's
+    whole field, whose later rounds are not made yet), by version id (remote bots have none)."""
+    ids = {s.version_id for t in tasks for s in t.seats} | set(versions)
     out: dict[int, Artifact] = {}
     with db.session() as session:
         for v in session.exec(select(BotVersion).where(col(BotVersion.id).in_(ids))).all():
@@ -608,10 +611,11 @@ def _run_on_cluster(
     guard: Callable[[], None],
 ) -> ClusterStats:
     tasks = open_run(db, tournament_id)
+    entrants = field_versions(db, tournament_id)  # a Swiss or knockout's later rounds come later
     with _client(client_or_address) as client:
         client.register_plugin(ArenaWorkerPlugin(), name=PLUGIN_NAME)
-        executor = DaskExecutor(client, artifacts_of(db, tasks), config)
-        if any(t.sandbox is not None for t in tasks):
+        executor = DaskExecutor(client, artifacts_of(db, tasks, entrants), config)
+        if tournament_sandbox(db, tournament_id) is not None:
             executor.check_sandbox()
         executor.sync_artifacts()
         try:
@@ -626,8 +630,8 @@ def _run_on_cluster(
                 guard=guard,
             )
         finally:
-            if release and tasks:
-                versions = sorted({s.version_id for t in tasks for s in t.seats})
+            if release and entrants:
+                versions = sorted(entrants)
                 try:
                     client.run(release_bots, versions, on_error="ignore")
                 except Exception as exc:  # the tournament's results are safe; the bots idle on

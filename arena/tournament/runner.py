@@ -47,8 +47,11 @@ from arena.store.tournaments import (
     record_failure,
     record_result,
     status_counts,
+    tournament_sandbox,
 )
 
+from .formats import Finished
+from .pull import NotPullableError, pull
 from .runfile import RunFile, reap_dead_run, run_path
 from .worker import init_worker, play_task
 
@@ -214,6 +217,20 @@ def open_run(db: Database, tournament_id: int) -> list[MatchTask]:
     return queued_tasks(db, tournament_id)
 
 
+def pull_tasks(db: Database, tournament_id: int) -> list[MatchTask] | None:
+    """Ask the tournament's format for more (:func:`arena.tournament.pull.pull`, which stores
+    what it hands out); return every queued match, or None when the format is finished.  A
+    tournament without a registered format (the lobby's) has nothing to pull: its queued
+    matches, or None when there are none."""
+    try:
+        answer = pull(db, tournament_id)
+    except NotPullableError:
+        return queued_tasks(db, tournament_id) or None
+    if isinstance(answer, Finished):
+        return None
+    return queued_tasks(db, tournament_id)
+
+
 def record(db: Database, match_id: int, result: MatchResult) -> bool:
     """Write a finished match; False (and nothing written) when it was already finished: a late
     or duplicate result (e.g. from another coordinator of the same tournament) is a no-op."""
@@ -241,8 +258,11 @@ def coordinate(
 ) -> None:
     """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
 
-    Lost matches go back to the queue (played first); a match lost more than
-    :data:`MAX_REQUEUES` times is recorded as failed, and an executor that breaks more than
+    When the queue is empty the tournament's format is asked for more, given the results
+    recorded so far (:func:`pull_tasks`): a Swiss or knockout round is handed out as soon as the
+    previous one is done, and the run ends when the format is finished (only then is the
+    tournament marked finished).  Lost matches go back to the queue (played first); a match
+    lost more than :data:`MAX_REQUEUES` times is recorded as failed, and an executor that breaks more than
     :data:`MAX_POOL_RESTARTS` times ends the run with :class:`TournamentError`.  ``guard`` is
     called on every turn of the loop and may raise to end the run (a lost lease).
 
@@ -257,6 +277,9 @@ def coordinate(
     done = counts.get("finished", 0)
     failed = 0
     queue = list(reversed(tasks))
+    known = {t.match_id for t in tasks}
+    over = False  # the format said it is finished
+    ask = True  # results came in since the format was last asked
     pending: dict[Hashable, MatchTask] = {}
     requeues: Counter[int] = Counter()
     restarts = 0
@@ -265,7 +288,7 @@ def coordinate(
     ending = "abort"  # how the executor is let go: "close" after a loop that ended by itself
     try:
         with lifecycle.deferred_stop():
-            while queue or pending:
+            while True:
                 if guard is not None:
                     guard()
                 stop = lifecycle.stop_requested()
@@ -274,6 +297,25 @@ def coordinate(
                     ending = "done"
                     prepare_resume(db, tournament_id)  # what was in flight goes back to the queue
                     raise lifecycle.Stopped(stop)
+                room = stop_after is None or played + len(pending) < stop_after
+                if not queue and not over and ask and not broken and room:
+                    ask = False
+                    fresh = pull_tasks(db, tournament_id)
+                    if fresh is None:
+                        over = not pending
+                    else:
+                        queue = [t for t in reversed(fresh) if t.match_id not in known]
+                        known.update(t.match_id for t in queue)
+                        total = sum(status_counts(db, tournament_id).values())
+                if not queue and not pending and not over:
+                    if stop_after is not None and played >= stop_after:
+                        break
+                    if not ask:
+                        raise TournamentError(
+                            f"tournament {tournament_id}: its format waits for results, but no match "
+                            f"is queued or running. Run 'arena tournament resume {tournament_id}'."
+                        )
+                    continue
                 while queue and not broken and len(pending) < executor.slots():
                     if stop_after is not None and played + len(pending) >= stop_after:
                         break
@@ -284,6 +326,7 @@ def coordinate(
                     break
                 for handle, outcome in executor.wait(list(pending)):
                     task = pending.pop(handle)
+                    ask = True
                     if isinstance(outcome, Requeue):
                         broken = broken or outcome.broken
                         requeues[task.match_id] += int(outcome.counted and not outcome.broken)
@@ -322,7 +365,8 @@ def coordinate(
             ending = "close"
             executor.close()
             ending = "done"
-            finish_tournament(db, tournament_id)
+            if over:
+                finish_tournament(db, tournament_id)
     finally:
         if ending == "close":
             executor.close()
@@ -376,7 +420,7 @@ def run_tournament(
             run.save()
             try:
                 tasks = open_run(db, tournament_id)
-                if any(t.sandbox is not None for t in tasks):
+                if tournament_sandbox(db, tournament_id) is not None:
                     require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
                 log_dir = arena_home() / "logs" / f"tournament-{tournament_id}"
                 executor = LocalExecutor(jobs or default_jobs(), log_dir, config, run)

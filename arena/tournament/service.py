@@ -1,16 +1,26 @@
-"""Creating tournaments from bot names: resolve the field, build the schedule, store it."""
+"""Creating tournaments from bot names: resolve the field, check the format, store its first
+answer (the whole schedule for round robin and gauntlet, round 1 for Swiss and knockout)."""
 
 from __future__ import annotations
 
+import json
+
+from sqlmodel import col, select
+
 from arena.botref import resolve, stored_version
+from arena.engine.variants import DEFAULT as DEFAULT_RULES
+from arena.engine.variants import Rules
 from arena.sandbox.limits import SandboxLimits
 from arena.store.db import Database
-from arena.store.models import BotVersion, Tournament
-from arena.store.tournaments import create_tournament
+from arena.store.models import BotVersion, RatingRow, Tournament
+from arena.store.tournaments import create_tournament, get_tournament
 
-from .pairing import gauntlet, round_robin
+from .formats import REGISTRY, FormatError, make
+from .pull import pull, settings_of
 
-FORMATS = ("round-robin", "gauntlet")
+FORMATS = tuple(REGISTRY)
+SEEDINGS = ("order", "rating")
+RATING_SYSTEM = "pl"  # the stored rating a knockout is seeded by (see 'arena leaderboard --save')
 
 
 class TournamentConfigError(ValueError):
@@ -31,16 +41,24 @@ def create(
     candidate: str | None = None,
     sandbox: SandboxLimits | None = None,
     cpu_clock: bool = False,
+    rounds: int | None = None,
+    seeding: str = "order",
+    rules: Rules = DEFAULT_RULES,
 ) -> Tournament:
     """Store a new tournament of ``bots``: registered names (``name`` or ``name@N``), sample
     names or bot files (see :mod:`arena.botref`; a sample bot is registered under its name, a
     file is stored as ``file:<filename>``).
 
-    Round robin: every table of each of ``table_sizes`` bots, ``games`` seeds per table, each
-    seed under every seat rotation.  Gauntlet: ``candidate`` against tables drawn from ``bots``.
+    ``fmt`` is a name in :data:`arena.tournament.formats.REGISTRY`.  Round robin: every table
+    of each of ``table_sizes`` bots, ``games`` seeds per table, each seed under every seat
+    rotation.  Gauntlet: ``candidate`` against tables drawn from ``bots``.  Swiss: ``rounds``
+    rounds (default ceil(log2(bots))) of one table size.  Knockout: two-player tables, seeded
+    by ``seeding`` (``order``: as listed; ``rating``: the latest stored ratings, unrated bots
+    last).  Every match is played under ``rules`` (a variant; its version id is stored on the
+    tournament).  Bad combinations raise :class:`TournamentConfigError` saying what to change.
     """
     if fmt not in FORMATS:
-        raise TournamentConfigError(f"unknown format {fmt!r}; choose {' or '.join(FORMATS)}")
+        raise TournamentConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if (
         not table_sizes
         or any(not 2 <= k <= 4 for k in table_sizes)
@@ -51,6 +69,14 @@ def create(
         )
     if games < 1:
         raise TournamentConfigError("games must be at least 1")
+    if rounds is not None and fmt != "swiss":
+        raise TournamentConfigError(f"--rounds is for Swiss tournaments, not {fmt}")
+    if seeding not in SEEDINGS:
+        raise TournamentConfigError(f"unknown seeding {seeding!r}; choose {' or '.join(SEEDINGS)}")
+    if seeding != "order" and fmt != "knockout":
+        raise TournamentConfigError(f"--seeding is for knockout tournaments, not {fmt}")
+    if candidate is not None and fmt != "gauntlet":
+        raise TournamentConfigError(f"--candidate is for gauntlets, not {fmt}")
     refs = list(dict.fromkeys(bots))
     if len(refs) != len(bots):
         raise TournamentConfigError("each bot may be named only once")
@@ -60,29 +86,32 @@ def create(
         if candidate in refs:
             raise TournamentConfigError("the candidate must not also be in the field")
         versions = [_version(db, candidate)] + [_version(db, b) for b in refs]
-        n_field = len(refs)
     else:
         versions = [_version(db, b) for b in refs]
-        n_field = len(versions)
-    plan: list[tuple[int, str, tuple[int, ...]]] = []
-    for k in table_sizes:
-        need = k - 1 if fmt == "gauntlet" else k
-        if n_field < need:
-            raise TournamentConfigError(
-                f"tables of {k} need at least {need} bots in the field, got {n_field}"
-            )
-        part = (
-            gauntlet(n_field, k, games, seed)
-            if fmt == "gauntlet"
-            else round_robin(n_field, k, games, seed + k)
-        )
-        plan += [(p.seed, f"{k}p-{p.group}", p.seating) for p in part]
     ids = [v.id for v in versions]
     if len(set(ids)) != len(ids):
         raise TournamentConfigError("the same bot version appears twice")
+    options: dict[str, object] = {}
+    if fmt == "knockout":
+        options["order"] = _seeding(db, versions) if seeding == "rating" else list(range(len(versions)))
+    config: dict[str, object] = {
+        "bots": [*([candidate] if candidate else []), *refs],
+        "sandbox": sandbox.to_json() if sandbox else None,
+        "cpu_clock": cpu_clock,
+        **({"rounds": rounds} if rounds is not None else {}),
+        **({"format_options": options, "seeding": seeding} if options else {}),
+    }
     sizes = "/".join(str(k) for k in table_sizes)
     label = name or f"{fmt} of {len(versions)} bots, tables of {sizes}"
-    return create_tournament(
+    t = Tournament(
+        name=label, format=fmt, table_sizes=",".join(str(k) for k in table_sizes), games=games, seed=seed,
+        move_time=move_time, bank=bank, config=json.dumps(config),
+    )  # fmt: skip
+    try:
+        make(fmt, settings_of(t, len(versions)))  # refuse bad settings before storing anything
+    except FormatError as exc:
+        raise TournamentConfigError(str(exc)) from None
+    made = create_tournament(
         db,
         name=label,
         fmt=fmt,
@@ -92,12 +121,31 @@ def create(
         seed=seed,
         move_time=move_time,
         bank=bank,
-        schedule=plan,
-        config={
-            "bots": [*([candidate] if candidate else []), *refs],
-            "sandbox": sandbox.to_json() if sandbox else None,
-            "cpu_clock": cpu_clock,
-        },
+        schedule=[],
+        config=config,
+        rules=rules.version,
+    )
+    assert made.id is not None
+    pull(db, made.id)  # the format's first answer: stored now, so 'tournament show' lists it
+    return get_tournament(db, made.id)
+
+
+def _seeding(db: Database, versions: list[BotVersion]) -> list[int]:
+    """Entries best first by their latest stored rating (system :data:`RATING_SYSTEM`, all
+    matches); unrated entries after them, in the order given."""
+    latest: dict[int, float] = {}
+    with db.session() as session:
+        for r in session.exec(
+            select(RatingRow)
+            .where(RatingRow.system == RATING_SYSTEM, RatingRow.scope == "all")
+            .where(col(RatingRow.bot_version_id).in_([v.id for v in versions]))
+            .order_by(col(RatingRow.computed_at), col(RatingRow.id))
+        ).all():
+            latest[r.bot_version_id] = r.rating
+    ids = [v.id for v in versions]
+    return sorted(
+        range(len(versions)),
+        key=lambda i: (ids[i] not in latest, -latest.get(ids[i] or -1, 0.0), i),
     )
 
 

@@ -20,10 +20,14 @@ from .base import (
     Wait,
 )
 from .fixed import Gauntlet, RoundRobin
+from .knockout import Knockout
+from .swiss import Swiss
 
 REGISTRY: dict[str, type[Format]] = {
     RoundRobin.name: RoundRobin,
     Gauntlet.name: Gauntlet,
+    Swiss.name: Swiss,
+    Knockout.name: Knockout,
 }
 
 

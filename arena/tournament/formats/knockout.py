@@ -1,0 +1,123 @@
+"""Knockout: single elimination, two-player tables, one bracket seeded in advance.
+
+- **Seeding**: ``options["order"]``: the entries best first (by rating or registration order,
+  fixed when the tournament is created); seed 1 is ``order[0]``.
+- **Bracket**: the standard one for the next power of two ``P`` at or above the field (seed 1
+  meets seed ``P``, 2 meets ``P - 1``, ...; seeds 1 and 2 can meet only in the final); the
+  missing seeds are byes, so the best seeds go through round 1 without playing (recorded as
+  byes worth 0 points).
+- **A pairing** is ``games`` duplicate-dice groups (one seed, both seat rotations each).  The
+  winner has more points (:mod:`.scoring`: 1 per group won outright); **ties** go to the higher
+  total in-game score over the pairing's matches, then to the better seed.
+- A round is handed out when every match of the previous one is done; the final's winner ends it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from arena.tournament.pairing import derive_seed, rotations
+
+from .base import Bye, Finished, Format, FormatError, History, Next, Pairing, Play, Recorded, Settings, Wait
+from .scoring import group_points
+
+
+def bracket_order(size: int) -> list[int]:
+    """Seed numbers (1-based) in bracket slot order for a bracket of ``size`` (a power of two):
+    slots ``2i`` and ``2i + 1`` meet in round 1."""
+    order = [1]
+    while len(order) < size:
+        m = 2 * len(order)
+        order = [x for s in order for x in (s, m + 1 - s)]
+    return order
+
+
+class Knockout(Format):
+    """Single elimination (see the module docstring)."""
+
+    name = "knockout"
+
+    @classmethod
+    def check(cls, settings: Settings) -> None:
+        super().check(settings)
+        if tuple(settings.table_sizes) != (2,):
+            raise FormatError(
+                f"a knockout plays two-player tables (--tables 2), got {list(settings.table_sizes)}"
+            )
+        if settings.entries < 2:
+            raise FormatError(f"a knockout needs at least 2 bots, got {settings.entries}")
+        if settings.rounds is not None:
+            raise FormatError("a knockout's rounds follow from the field size; --rounds is for Swiss")
+        order = settings.options.get("order")
+        if order is not None and sorted(order) != list(range(settings.entries)):
+            raise FormatError(f"a knockout's seeding order must list each entry once, got {order}")
+
+    @property
+    def order(self) -> list[int]:
+        """Entries by seed, best first."""
+        given = self.settings.options.get("order")
+        return [int(e) for e in given] if given is not None else list(range(self.settings.entries))
+
+    @property
+    def size(self) -> int:
+        return 1 << math.ceil(math.log2(self.settings.entries))
+
+    def planned(self) -> int | None:
+        return (self.settings.entries - 1) * self.settings.games * 2
+
+    def seed_of(self, entry: int) -> int:
+        return self.order.index(entry) + 1
+
+    def first_round(self) -> list[int | None]:
+        """Round 1's slots: entries in bracket order, None for a bye."""
+        order = self.order
+        return [order[s - 1] if s <= len(order) else None for s in bracket_order(self.size)]
+
+    def winner(self, a: int, b: int, matches: list[Recorded]) -> int:
+        """Who goes through: more points, then more in-game score, then the better seed."""
+        points, score = group_points(matches)
+        return min((a, b), key=lambda e: (-round(points.get(e, 0.0), 9), -score.get(e, 0), self.seed_of(e)))
+
+    def next(self, history: History) -> Next:
+        if any(not m.done for m in history.matches):
+            return Wait()
+        by_round: dict[int, list[Recorded]] = {}
+        for m in history.matches:
+            by_round.setdefault(m.round, []).append(m)
+        alive: list[int | None] = self.first_round()
+        rnd = 1
+        while True:
+            played = by_round.get(rnd)
+            if played is None:
+                return self.pair_round(rnd, alive)
+            nxt: list[int | None] = []
+            for i in range(0, len(alive), 2):
+                a, b = alive[i], alive[i + 1]
+                if a is None or b is None:
+                    nxt.append(a if b is None else b)
+                    continue
+                prefix = f"k{rnd}m{i // 2}g"
+                nxt.append(self.winner(a, b, [m for m in played or [] if m.group.startswith(prefix)]))
+            alive = nxt
+            if len(alive) == 1:
+                return Finished()
+            rnd += 1
+
+    def pair_round(self, rnd: int, alive: list[int | None]) -> Play:
+        """Round ``rnd`` between the slots ``alive`` (None: an empty slot, a bye for its pair)."""
+        pairings: list[Pairing] = []
+        byes: list[Bye] = []
+        for game in range(self.settings.games):
+            for i in range(0, len(alive), 2):
+                a, b = alive[i], alive[i + 1]
+                if a is None or b is None:
+                    continue
+                seed = derive_seed(self.settings.seed, rnd, i // 2, game)
+                for seating in rotations((a, b)):
+                    pairings.append(Pairing(seed, f"k{rnd}m{i // 2}g{game}", seating, rnd))
+        for i in range(0, len(alive), 2):
+            a, b = alive[i], alive[i + 1]
+            through = a if b is None else b if a is None else None
+            if through is not None:
+                byes.append(Bye(rnd, through, 0.0))
+        return Play(tuple(pairings), tuple(byes))

@@ -1,0 +1,190 @@
+"""Swiss: a fixed number of rounds; each round, entries of equal standing meet.
+
+- **Unit**: a table is played as ``games`` duplicate-dice groups (each: one seed under every seat
+  rotation), and a group is worth at most 1 point (:mod:`.scoring`).
+- **Standings**: points so far (byes included), ties in a fixed order drawn from the tournament
+  seed (so round 1 is a seeded random draw).
+- **Byes**: when the field does not divide into tables (``entries % table size`` entries left
+  over), the lowest-standing entries among those with the fewest byes sit out, each recorded as
+  a bye worth :data:`BYE_POINTS` (the mean score of a table: neither a reward nor a penalty).
+- **Pairing**: tables are filled from the top of the standings, with as few repeat pairings
+  (two entries that already shared a table) as a bounded search can find: none where avoidable
+  for small fields; beyond the search budget, a greedy table-by-table fill.
+- **Rounds**: ``rounds`` (default ``ceil(log2(entries))``); a round is handed out when every
+  match of the previous one is done.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+
+from arena.tournament.pairing import derive_seed, rotations
+
+from .base import Bye, Finished, Format, FormatError, History, Next, Pairing, Play, Settings, Wait
+from .scoring import group_points
+
+BYE_POINTS = 0.5
+SEARCH_BUDGET = 20_000  # tables tried by the exact search before the greedy fill takes over
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def default_rounds(entries: int) -> int:
+    """``ceil(log2(entries))``, at least 1."""
+    return max(1, math.ceil(math.log2(max(entries, 2))))
+
+
+def repeats(table: Sequence[int], met: set[frozenset[int]]) -> int:
+    """How many pairs at ``table`` already met."""
+    return sum(1 for a, b in combinations(table, 2) if frozenset((a, b)) in met)
+
+
+def _greedy(order: list[int], k: int, met: set[frozenset[int]]) -> list[tuple[int, ...]]:
+    """Table by table from the top: the best-standing free entry and the ``k - 1`` others with
+    the fewest repeats (then the nearest in the standings)."""
+    rest = list(order)
+    tables: list[tuple[int, ...]] = []
+    while rest:
+        first, others = rest[0], rest[1:]
+        best: tuple[int, ...] | None = None
+        best_rep = -1
+        for combo in combinations(others, k - 1):
+            r = repeats((first, *combo), met)
+            if best is None or r < best_rep:
+                best, best_rep = combo, r
+                if r == 0:
+                    break
+        assert best is not None
+        tables.append((first, *best))
+        rest = [e for e in others if e not in best]
+    return tables
+
+
+def _search(
+    order: list[int], k: int, met: set[frozenset[int]], allowed: int, budget: list[int]
+) -> list[tuple[int, ...]] | None:
+    if not order:
+        return []
+    first, others = order[0], order[1:]
+    for combo in combinations(others, k - 1):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OutOfBudget
+        table = (first, *combo)
+        r = repeats(table, met)
+        if r > allowed:
+            continue
+        rest = [e for e in others if e not in combo]
+        found = _search(rest, k, met, allowed - r, budget)
+        if found is not None:
+            return [table, *found]
+    return None
+
+
+def pair_tables(
+    order: Sequence[int], k: int, met: set[frozenset[int]], *, budget: int = SEARCH_BUDGET
+) -> list[tuple[int, ...]]:
+    """Split ``order`` (entries best first; its length a multiple of ``k``) into tables of ``k``
+    with the fewest repeat pairings found: the exact minimum unless the search runs past
+    ``budget`` tables tried, then the greedy fill.  Among equally few repeats, tables are filled
+    from the top of ``order`` (entries of equal standing meet)."""
+    order = list(order)
+    if len(order) % k:
+        raise ValueError(f"{len(order)} entries do not fill tables of {k}")
+    greedy = _greedy(order, k, met)
+    bound = sum(repeats(t, met) for t in greedy)
+    left = [budget]
+    try:
+        for allowed in range(bound):
+            found = _search(order, k, met, allowed, left)
+            if found is not None:
+                return found
+    except _OutOfBudget:
+        pass
+    return greedy
+
+
+def choose_byes(order: Sequence[int], count: int, byes: Counter[int]) -> list[int]:
+    """``count`` entries to sit out: the fewest byes so far first, then the lowest standing."""
+    ranked = sorted(range(len(order)), key=lambda i: (byes[order[i]], -i))
+    return [order[i] for i in ranked[:count]]
+
+
+class Swiss(Format):
+    """Swiss rounds for tables of 2, 3 or 4 (see the module docstring)."""
+
+    name = "swiss"
+
+    @classmethod
+    def check(cls, settings: Settings) -> None:
+        super().check(settings)
+        if len(settings.table_sizes) != 1 or not 2 <= settings.table_sizes[0] <= 4:
+            raise FormatError(
+                f"a Swiss tournament plays one table size of 2, 3 or 4, got {list(settings.table_sizes)}"
+            )
+        k = settings.table_sizes[0]
+        if settings.entries < k:
+            raise FormatError(
+                f"a Swiss tournament with tables of {k} needs at least {k} bots, got {settings.entries}"
+            )
+        if settings.rounds is not None and settings.rounds < 1:
+            raise FormatError(f"--rounds must be at least 1, got {settings.rounds}")
+
+    @property
+    def rounds(self) -> int:
+        return self.settings.rounds or default_rounds(self.settings.entries)
+
+    def planned(self) -> int | None:
+        k = self.settings.table_sizes[0]
+        return self.rounds * (self.settings.entries // k) * self.settings.games * k
+
+    def tie_order(self) -> list[int]:
+        """The fixed order that breaks ties in the standings (drawn from the tournament seed)."""
+        order = list(range(self.settings.entries))
+        random.Random(derive_seed(self.settings.seed, 0x5315)).shuffle(order)
+        return order
+
+    def standings(self, history: History) -> list[int]:
+        """Entries best first: points (byes included), then the seeded tie order."""
+        points, _ = group_points(m for m in history.matches)
+        for b in history.byes:
+            points[b.entry] = points.get(b.entry, 0.0) + b.points
+        tie = {e: i for i, e in enumerate(self.tie_order())}
+        return sorted(range(self.settings.entries), key=lambda e: (-round(points.get(e, 0.0), 9), tie[e]))
+
+    def next(self, history: History) -> Next:
+        played = max((m.round for m in history.matches), default=0)
+        played = max([played, *(b.round for b in history.byes)])
+        if any(not m.done for m in history.matches):
+            return Wait()
+        if played >= self.rounds:
+            return Finished()
+        return self.pair_round(played + 1, history)
+
+    def pair_round(self, rnd: int, history: History) -> Play:
+        """Round ``rnd``'s tables (given every earlier round's results) and byes."""
+        s = self.settings
+        k = s.table_sizes[0]
+        order = self.standings(history)
+        bye_count = Counter(b.entry for b in history.byes)
+        sitting = choose_byes(order, s.entries % k, bye_count)
+        met = _met(m.seating for m in history.matches)
+        tables = pair_tables([e for e in order if e not in sitting], k, met)
+        pairings = []
+        for game in range(s.games):
+            for t, table in enumerate(tables):
+                seed = derive_seed(s.seed, rnd, t, game)
+                for seating in rotations(table):
+                    pairings.append(Pairing(seed, f"s{rnd}t{t}g{game}", seating, rnd))
+        byes = tuple(Bye(rnd, e, BYE_POINTS) for e in sorted(sitting))
+        return Play(tuple(pairings), byes)
+
+
+def _met(seatings: Iterable[tuple[int, ...]]) -> set[frozenset[int]]:
+    return {frozenset((a, b)) for seating in seatings for a, b in combinations(seating, 2)}

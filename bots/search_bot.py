@@ -104,7 +104,6 @@ from arena.engine.board import (
     BLOCKED,
     CHIPS_MAX_HELD,
     CHIPS_PER_INVASION,
-    END_UNOCCUPIED,
     FIVE_VALUE,
     FIVES,
     LIFEGUARD,
@@ -267,10 +266,11 @@ class Params:
 
 
 def rounds_left(state: State, pace: float) -> float:
-    """A rough estimate of the rounds still to play (R25: the end needs 22 occupied loungers)."""
+    """A rough estimate of the rounds still to play (R25: the end needs 22 occupied loungers under
+    the standard rules; ``state.rules`` says how many in a variant)."""
     if state.final_round:
         return 0.0
-    missing = max(0, N_LOUNGERS - END_UNOCCUPIED - state.occupied)
+    missing = max(0, N_LOUNGERS - state.rules.end_unoccupied - state.occupied)
     return missing / (pace * state.players)
 
 

@@ -94,6 +94,8 @@ def render(state: State, *, color: bool = False) -> str:
     status += f"  unoccupied {state.unoccupied}  pool chips {state.pool}"
     if state.final_round:
         status += "  (final round)"
+    if state.rules.variant != "standard":
+        status += f"  rules {state.rules.variant}"
     if state.termination:
         status += f"  ended: {state.termination}"
     lines.append(status)

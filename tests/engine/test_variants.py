@@ -163,3 +163,10 @@ def test_cli_plays_and_verifies_a_variant(tmp_path: Path) -> None:
     assert done.returncode == 0 and "under rules sprint-1 (sprint)" in done.stdout
     bad = subprocess.run([str(ARENA), "engine", "play", "--rules", "blitz"], capture_output=True, text=True)
     assert bad.returncode == 2 and "blitz" in bad.stderr and "sprint" in bad.stderr
+
+
+def test_render_names_a_variant() -> None:
+    from arena.engine import render
+
+    assert "rules sprint" in render(new_game(2, SPRINT), color=False)
+    assert "rules" not in render(new_game(2), color=False)

@@ -223,7 +223,7 @@ class GameOutcome:
     candidate_seat: int
     scores: tuple[int, ...]
     placings: tuple[int, ...]
-    termination: str = MatchEnd.NORMAL  # an arena.endings.MatchEnd value
+    termination: str = str(MatchEnd.NORMAL)  # an arena.endings.MatchEnd value
     forfeits: tuple[int, ...] = ()  # seats that forfeited
 
     def __post_init__(self) -> None:

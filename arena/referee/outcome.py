@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from arena.endings import MatchEnd
 from arena.engine import State, scores
 from arena.engine.scoring import placings_with_forfeits
 
@@ -38,7 +39,7 @@ def match_result(
     """The result of a match that ended in ``state`` with ``forfeits``."""
     pts = scores(state)
     places = placings_with_forfeits(pts, list(forfeits))
-    termination = state.termination if state.termination is not None else "forfeit"
+    termination = state.termination if state.termination is not None else str(MatchEnd.FORFEIT)
     seats = []
     for seat, name in enumerate(names):
         f = forfeits.get(seat)

@@ -10,10 +10,12 @@ import typer
 from rich.table import Table
 
 from arena.engine.chance import SEED_LIMIT
+from arena.engine.variants import rules_label
 from arena.leaderboard import leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
+from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database
 from arena.store.lease import LeaseHolder, lease_holder
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts
@@ -23,11 +25,20 @@ from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, create
 
 from .common import database, fail
+from .rules_option import RULES_HELP, parse_rules
 
-app = typer.Typer(help="Round-robin and gauntlet tournaments with duplicate dice.", no_args_is_help=True)
+app = typer.Typer(
+    help="Tournaments with duplicate dice: round robin, gauntlet, Swiss, knockout.", no_args_is_help=True
+)
 
 BotsArg = Annotated[list[str], typer.Argument(help="registered bots: NAME or NAME@VERSION")]
-FormatOpt = Annotated[str, typer.Option("--format", help="round-robin or gauntlet")]
+FormatOpt = Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")]
+RoundsOpt = Annotated[
+    int | None, typer.Option("--rounds", min=1, help="swiss: rounds to play (default: ceil(log2(bots)))")
+]
+SeedingOpt = Annotated[
+    str, typer.Option("--seeding", help="knockout: 'order' (as listed) or 'rating' (latest stored ratings)")
+]
 TablesOpt = Annotated[str, typer.Option("--tables", help="players per table, e.g. 2 or 2,4")]
 GamesOpt = Annotated[
     int, typer.Option(min=1, help="seeds per table; each is played under every seat rotation")
@@ -70,6 +81,7 @@ CpuClockOpt = Annotated[bool, typer.Option("--cpu-time", help="charge bots CPU t
 MemOpt = Annotated[int, typer.Option(min=16, help="sandbox: memory per bot in MiB")]
 ProcsOpt = Annotated[int, typer.Option(min=1, help="sandbox: processes/threads per bot")]
 CpuSecOpt = Annotated[int, typer.Option(min=1, help="sandbox: CPU seconds per bot process in all")]
+RulesOpt = Annotated[str | None, typer.Option("--rules", help=RULES_HELP)]
 
 
 def _tables(text: str) -> tuple[int, ...]:
@@ -97,9 +109,12 @@ def _create(
     name: str | None,
     sandbox: SandboxLimits | None,
     cpu_clock: bool,
+    rules: str | None = None,
+    rounds: int | None = None,
+    seeding: str = "order",
 ) -> int:
     if fmt not in FORMATS:
-        raise typer.BadParameter(f"choose {' or '.join(FORMATS)}", param_hint="--format")
+        raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}", param_hint="--format")
     t = create(
         db,
         bots,
@@ -113,6 +128,9 @@ def _create(
         name=name,
         sandbox=sandbox,
         cpu_clock=cpu_clock,
+        rules=parse_rules(rules),
+        rounds=rounds,
+        seeding=seeding,
     )
     assert t.id is not None
     total = sum(status_counts(db, t.id).values())
@@ -224,13 +242,19 @@ def run(
     memory_mb: MemOpt = 1024,
     max_processes: ProcsOpt = 64,
     cpu_seconds: CpuSecOpt = 3600,
+    rules: RulesOpt = None,
+    rounds: RoundsOpt = None,
+    seeding: SeedingOpt = "order",
 ) -> None:
     """Create a tournament and run it to the end, then print its leaderboard."""
     _where(jobs, cluster, local_cluster)
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)
-        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time)
+        tid = _create(
+            db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time, rules,
+            rounds, seeding,
+        )  # fmt: skip
         _run(db, tid, jobs, cluster, local_cluster)
 
 
@@ -250,12 +274,19 @@ def create_(
     memory_mb: MemOpt = 1024,
     max_processes: ProcsOpt = 64,
     cpu_seconds: CpuSecOpt = 3600,
+    rules: RulesOpt = None,
+    rounds: RoundsOpt = None,
+    seeding: SeedingOpt = "order",
 ) -> None:
-    """Create a tournament (all matches queued) and print its id; start it with 'start ID'."""
+    """Create a tournament (its first matches queued: all of them for round robin and gauntlet,
+    round 1 for Swiss and knockout) and print its id; start it with 'start ID'."""
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)
-        tid = _create(db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time)
+        tid = _create(
+            db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time, rules,
+            rounds, seeding,
+        )  # fmt: skip
     typer.echo(tid)
 
 
@@ -333,10 +364,27 @@ def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) ->
         counts = status_counts(db, tournament_id)
         rows = leaderboard(db, tournament_id=tournament_id)
         state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id))
+        cross = cross_table(db, tournament_id)
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
-        f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank\n  status {state}; matches "
-        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank, rules {rules_label(t.rules)}\n"
+        f"  status {state}; matches " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     )
     if rows:
         make_console().print(render(rows, "pl", "standings"))
+    if not cross.empty:
+        make_console().print(_cross_table(cross))
+
+
+def _cross_table(cross: CrossTable) -> Table:
+    """The head-to-head cross table: row against column, points/meetings."""
+    table = Table(
+        title="head to head (row against column: 1 per better place, ½ per shared one; points/meetings)"
+    )
+    table.add_column("")
+    for i in range(len(cross.names)):
+        table.add_column(str(i + 1), justify="right")
+    table.add_column("total", justify="right")
+    for i, (name, cells, total) in enumerate(zip(cross.names, cross.cells, cross.totals, strict=True)):
+        table.add_row(f"{i + 1} {name}", *(c.text if c else "·" for c in cells), total.text)
+    return table

@@ -1,0 +1,93 @@
+"""The head-to-head cross table of a tournament: how each entry did against each other one.
+
+Every finished match counts for every pair of seats at it: the entry placed better scores 1
+against the other, a shared place scores ½ each (the same shared-place rule as the standings).
+A cell reads ``points/meetings`` (row against column); entries are ordered by their share of
+head-to-head points, best first.  Byes and failed matches count for nobody.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import combinations
+
+from sqlmodel import col, select
+
+from .db import Database
+from .models import Bot, BotVersion
+from .tournaments import field_versions, stored_history
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The row entry's head-to-head record against the column entry."""
+
+    points: float
+    meetings: int
+
+    @property
+    def text(self) -> str:
+        """``2.5/4``: points out of meetings."""
+        return f"{self.points:g}/{self.meetings}"
+
+
+@dataclass(frozen=True)
+class CrossTable:
+    """``names[i]`` against ``names[j]`` is ``cells[i][j]`` (None: never met, or i == j)."""
+
+    names: tuple[str, ...]
+    cells: tuple[tuple[Cell | None, ...], ...]
+    totals: tuple[Cell, ...]  # each entry against everyone
+
+    @property
+    def empty(self) -> bool:
+        """No two entries have met yet."""
+        return all(t.meetings == 0 for t in self.totals)
+
+
+def _names(db: Database, versions: list[int]) -> list[str]:
+    with db.session() as session:
+        rows = session.exec(
+            select(BotVersion, Bot)
+            .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+            .where(col(BotVersion.id).in_(versions))
+        ).all()
+    by_id = {v.id: (b.name, v.version) for v, b in rows}
+    twice = Counter(by_id[v][0] for v in versions)
+    return [by_id[v][0] + (f"@{by_id[v][1]}" if twice[by_id[v][0]] > 1 else "") for v in versions]
+
+
+def cross_table(db: Database, tournament_id: int) -> CrossTable:
+    """The tournament's cross table from its finished matches."""
+    versions = field_versions(db, tournament_id)
+    entry = {v: i for i, v in enumerate(versions)}
+    n = len(versions)
+    points = [[0.0] * n for _ in range(n)]
+    meetings = [[0] * n for _ in range(n)]
+    matches, _ = stored_history(db, tournament_id)
+    for m in matches:
+        if m.placings is None:
+            continue
+        for (sa, va), (sb, vb) in combinations(enumerate(m.version_ids), 2):
+            a, b = entry[va], entry[vb]
+            pa, pb = m.placings[sa], m.placings[sb]
+            share = 1.0 if pa < pb else 0.5 if pa == pb else 0.0
+            points[a][b] += share
+            points[b][a] += 1.0 - share
+            meetings[a][b] += 1
+            meetings[b][a] += 1
+    totals = [Cell(sum(points[i]), sum(meetings[i])) for i in range(n)]
+    names = _names(db, versions)
+    order = sorted(
+        range(n),
+        key=lambda i: (-(totals[i].points / totals[i].meetings if totals[i].meetings else 0), names[i]),
+    )
+    return CrossTable(
+        names=tuple(names[i] for i in order),
+        cells=tuple(
+            tuple(Cell(points[i][j], meetings[i][j]) if i != j and meetings[i][j] else None for j in order)
+            for i in order
+        ),
+        totals=tuple(totals[i] for i in order),
+    )

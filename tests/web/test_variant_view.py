@@ -1,0 +1,74 @@
+"""The replay viewer shows the rules a game was played under: the variant's name and its own end
+threshold (R25), read from the view data (never a constant of the page), in a real browser."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.web.export import standalone_html
+from arena.web.viewdata import build_view
+
+RECORDS = Path(__file__).parents[1] / "engine" / "golden" / "records"
+
+
+def test_view_data_names_the_rules() -> None:
+    sprint = build_view((RECORDS / "sprint1_engine_2p.jsonl").read_text(encoding="utf-8"))
+    assert sprint["rules"] == {
+        "version": "sprint-1",
+        "variant": "sprint",
+        "end_unoccupied": 10,
+        "round_cap": 40,
+        "summary": sprint["rules"]["summary"],
+    }
+    assert {s["rules"] for s in sprint["states"]} == {"sprint-1"}
+    old = build_view((RECORDS / "v1_match_3p.jsonl").read_text(encoding="utf-8"))
+    assert old["rules"]["version"] == "1" and old["rules"]["end_unoccupied"] == 4
+
+
+@pytest.mark.parametrize(
+    ("record", "version", "line"),
+    [
+        ("sprint1_engine_2p.jsonl", "sprint-1", "sprint rules · {n} loungers not occupied (ends at ≤ 10)"),
+        ("v1_match_3p.jsonl", "1", "{n} loungers not occupied (ends at ≤ 4)"),
+    ],
+)
+def test_viewer_shows_the_variant(page: Any, tmp_path: Path, record: str, version: str, line: str) -> None:
+    view = build_view((RECORDS / record).read_text(encoding="utf-8"))
+    html = tmp_path / "replay.html"
+    html.write_text(standalone_html(view, record), encoding="utf-8")
+    page.goto(html.as_uri())
+    page.wait_for_function("() => document.getElementById('board').dataset.step !== undefined")
+    assert page.eval_on_selector("#board", "svg => svg.dataset.rules") == version
+    texts = page.eval_on_selector_all(".panel-line", "es => es.map(e => e.textContent)")
+    assert line.format(n=view["states"][0]["unoccupied"]) in texts, texts
+
+
+def test_tournament_page_and_api_show_the_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.engine.variants import SPRINT
+    from arena.store.db import Database
+    from arena.tournament.service import create
+    from arena.web.app import create_app
+    from arena.web.server import BackgroundServer
+
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    sprint = create(db, ["greedy", "random"], games=1, rules=SPRINT)
+    standard = create(db, ["greedy", "random"], games=1)
+    assert (sprint.rules, standard.rules) == ("sprint-1", "1")
+    server = BackgroundServer(create_app(db))
+    url = server.start()
+    try:
+        with urllib.request.urlopen(f"{url}/tournaments/{sprint.id}", timeout=30) as r:
+            html = r.read().decode()
+        assert '<dd data-rules="sprint-1">sprint (sprint-1)</dd>' in html
+        with urllib.request.urlopen(f"{url}/api/tournaments", timeout=30) as r:
+            items = json.loads(r.read())["items"]
+        assert {t["id"]: t["rules"] for t in items} == {sprint.id: "sprint-1", standard.id: "1"}
+    finally:
+        server.stop()
+        db.close()

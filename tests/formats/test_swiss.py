@@ -1,0 +1,126 @@
+"""Swiss pairing: score groups, no repeat pairings where avoidable, byes, rounds, determinism."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.tournament.formats import FormatError, History, Settings, make
+from arena.tournament.formats.swiss import BYE_POINTS, Swiss, pair_tables, repeats
+
+from .simulate import by_strength, run
+
+
+def _partitions(items: list[int], k: int) -> list[list[tuple[int, ...]]]:
+    if not items:
+        return [[]]
+    first, rest = items[0], items[1:]
+    out = []
+    for combo in combinations(rest, k - 1):
+        left = [e for e in rest if e not in combo]
+        out += [[(first, *combo), *p] for p in _partitions(left, k)]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    k=st.integers(2, 4),
+    tables=st.integers(1, 3),
+)
+def test_pairing_has_the_fewest_repeats_possible(data: st.DataObject, k: int, tables: int) -> None:
+    """Against a brute-force minimum over every split into tables (small fields)."""
+    n = k * tables
+    order = data.draw(st.permutations(range(n)))
+    pairs = list(combinations(range(n), 2))
+    met = {frozenset(p) for p in data.draw(st.lists(st.sampled_from(pairs), max_size=len(pairs)))}
+    got = pair_tables(order, k, met)
+    assert sorted(e for t in got for e in t) == list(range(n))
+    assert all(len(t) == k for t in got)
+    best = min(sum(repeats(t, met) for t in p) for p in _partitions(sorted(order), k))
+    assert sum(repeats(t, met) for t in got) == best
+
+
+def test_pairing_fills_tables_from_the_top_when_nothing_repeats() -> None:
+    assert pair_tables([5, 3, 1, 0, 2, 4], 2, set()) == [(5, 3), (1, 0), (2, 4)]
+    assert pair_tables([7, 6, 5, 4, 3, 2, 1, 0], 4, set()) == [(7, 6, 5, 4), (3, 2, 1, 0)]
+    # 5 and 3 met: 5 takes the next best it has not met, 3 drops to the next table
+    assert pair_tables([5, 3, 1, 0], 2, {frozenset((5, 3))}) == [(5, 1), (3, 0)]
+
+
+def test_score_groups_meet() -> None:
+    """Two-player tables of 8 with a clear strength order: after round 1 the four winners play
+    each other, and after round 2 the two 2-0 entries meet."""
+    fmt = make("swiss", Settings(8, (2,), 1, seed=3))
+    strength = [float(e) for e in range(8)]
+    history, plays = run(fmt, by_strength(strength))
+    assert len(plays) == 3 == math.ceil(math.log2(8))
+    r1 = {frozenset(p.seating) for p in plays[0].pairings}
+    winners = {max(t) for t in r1}
+    r2 = {frozenset(p.seating) for p in plays[1].pairings}
+    assert {t for t in r2 if t <= winners} and all(t <= winners or not t & winners for t in r2)
+    r3 = {frozenset(p.seating) for p in plays[2].pairings}
+    top = {max(t) for t in r2 if t <= winners}
+    assert frozenset(top) in r3  # the two unbeaten entries meet in the last round
+    assert isinstance(fmt, Swiss)
+    assert fmt.standings(history)[0] == 7
+
+
+@pytest.mark.parametrize(("n", "k"), [(8, 4), (9, 4), (7, 2), (10, 3), (5, 2), (6, 4)])
+def test_every_round_seats_everyone_once_or_gives_a_bye(n: int, k: int) -> None:
+    fmt = make("swiss", Settings(n, (k,), 2, seed=11))
+    history, plays = run(fmt, by_strength([float(e % 3) for e in range(n)], noise=2.0))
+    for rnd, play in enumerate(plays, start=1):
+        seated = Counter(e for p in play.pairings for e in p.seating)
+        assert set(seated.values()) == {k * 2}  # every rotation of each table, 2 games
+        byes = {b.entry for b in play.byes}
+        assert not byes & set(seated) and byes | set(seated) == set(range(n))
+        assert len(byes) == n % k and all(b.round == rnd and b.points == BYE_POINTS for b in play.byes)
+        groups = Counter(p.group for p in play.pairings)
+        assert set(groups.values()) == {k} and all(p.round == rnd for p in play.pairings)
+        for g in groups:  # one group: one seed, one table, every seat rotation
+            ms = [p for p in play.pairings if p.group == g]
+            assert len({p.seed for p in ms}) == 1 and len({frozenset(p.seating) for p in ms}) == 1
+            assert {p.seating[0] for p in ms} == set(ms[0].seating)
+    bye_counts = Counter(b.entry for b in history.byes)
+    assert sum(bye_counts.values()) == len(plays) * (n % k)
+    if len(plays) * (n % k) <= n:  # nobody gets a second bye while someone has none
+        assert set(bye_counts.values()) <= {1}
+
+
+def test_two_player_swiss_has_no_repeats_while_avoidable() -> None:
+    """8 entries, 2-player tables, 7 rounds: a repeat-free schedule exists (a round robin), and
+    the pairing finds one whatever the results."""
+    fmt = make("swiss", Settings(8, (2,), 1, seed=2, rounds=7))
+    history, _ = run(fmt, by_strength([0.0] * 8, noise=1.0))
+    pairs = Counter(frozenset(m.seating) for m in history.matches)
+    assert len(pairs) == 28 and set(pairs.values()) == {2}
+
+
+def test_rounds_option_and_determinism() -> None:
+    a = make("swiss", Settings(6, (3,), 1, seed=9, rounds=2))
+    b = make("swiss", Settings(6, (3,), 1, seed=9, rounds=2))
+    ha, pa = run(a, by_strength([1.0, 5.0, 2.0, 4.0, 3.0, 0.0]))
+    hb, pb = run(b, by_strength([1.0, 5.0, 2.0, 4.0, 3.0, 0.0]))
+    assert pa == pb and ha == hb and len(pa) == 2
+    c = make("swiss", Settings(6, (3,), 1, seed=10, rounds=2))
+    assert c.next(History()) != a.next(History())  # another seed, another draw
+
+
+@pytest.mark.parametrize(
+    ("settings_", "message"),
+    [
+        (Settings(8, (2, 4)), "one table size"),
+        (Settings(3, (4,)), "at least 4 bots"),
+        (Settings(8, (5,)), "one table size of 2, 3 or 4"),
+        (Settings(8, (2,), rounds=0), "at least 1"),
+    ],
+)
+def test_bad_settings(settings_: Settings, message: str) -> None:
+    with pytest.raises(FormatError, match=message):
+        make("swiss", settings_)

@@ -1,12 +1,12 @@
 """Run a duplicate-dice evaluation (what ``arena evaluate`` does): real bots, in parallel.
 
-One :class:`~arena.referee.RefereeServer` on a private Unix socket hosts every match.  Each of the
-``jobs`` parallel *tables* launches its own bot processes once -- one candidate and
-``players - 1`` baselines -- with **persistent sessions**, so a bot process plays match after match
-on the same token (no start-up cost per game, as in ``benchmarks/referee.py``).  A table takes the
-next (group, candidate seat) task from a shared queue and plays it with the candidate in that seat
-and the baselines in the others.  A bot process that died (crash, or a forfeit that made it exit)
-is replaced before the table's next match.
+One :class:`~arena.hosting.MatchHost` hosts every match, its bots sandboxed unless the plan says
+``sandbox=None``.  Each of the ``jobs`` parallel *tables* has its own bot processes -- one
+candidate and ``players - 1`` baselines -- kept running with **persistent sessions**, so a bot
+process plays match after match on the same token (no start-up cost per game, as in
+``benchmarks/referee.py``).  A table takes the next (group, candidate seat) task from a shared
+queue and plays it with the candidate in that seat and the baselines in the others.  A bot that
+forfeited (or whose process died) is replaced before the table's next match.
 
 Groups are fed to the statistics in seed order (see :mod:`arena.evaluation`); when the
 sequential test decides, no further task is started, the matches already running are finished,
@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,9 +37,9 @@ from arena.evaluation import (
     seatings,
     summarize,
 )
-from arena.matchrunner import BotSpec
-from arena.referee import BotSession, MatchResult, RefereeConfig, RefereeServer, TimeControl
-from arena.sandbox import BotProcess
+from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.referee import MatchResult, RefereeConfig, TimeControl
+from arena.sandbox import SandboxLimits
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,7 @@ class EvaluationPlan:
     seed: int = 0
     sequential: SprtConfig | None = field(default_factory=SprtConfig)
     log_dir: Path | None = None
+    sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)  # None: unsandboxed
 
     def __post_init__(self) -> None:
         if not 2 <= self.players <= 4:
@@ -164,82 +163,6 @@ class EvaluationReport:
         return out
 
 
-class _Table:
-    """One job's bot processes, each on a persistent session: index 0 is the candidate."""
-
-    def __init__(self, index: int, plan: EvaluationPlan, server: RefereeServer, address: str) -> None:
-        self.index = index
-        self.plan = plan
-        self.server = server
-        self.address = address
-        self.specs = [plan.candidate] + [plan.baseline] * (plan.players - 1)
-        self.sessions: list[BotSession | None] = [None] * len(self.specs)
-        self.procs: list[BotProcess | None] = [None] * len(self.specs)
-        self.restarts = 0
-
-    def _label(self, k: int) -> str:
-        role = "candidate" if k == 0 else f"baseline{k}"
-        return f"t{self.index}-{role}-{self.specs[k].name}"
-
-    async def _launch(self, k: int) -> None:
-        spec = self.specs[k]
-        session = self.server.session(spec.name, persistent=True)
-        proc = BotProcess(spec.name, spec.command, log_dir=self.plan.log_dir)
-        self.sessions[k] = session
-        self.procs[k] = proc
-        await proc.start(self.address, session.token, log_stem=f"{self._label(k)}-{self.restarts}")
-
-    async def start(self) -> None:
-        """Launch every bot of the table."""
-        for k in range(len(self.specs)):
-            await self._launch(k)
-
-    async def heal(self) -> None:
-        """Replace bot processes that are gone, exited (reaped or not yet) or frozen."""
-        for k, proc in enumerate(self.procs):
-            if proc is None or proc.proc is None or proc.probe() is not None:
-                await self._retire(k)
-                self.restarts += 1
-                await self._launch(k)
-
-    async def _retire(self, k: int) -> None:
-        session, proc = self.sessions[k], self.procs[k]
-        if session is not None:
-            self.server.revoke(session)
-        if proc is not None:
-            with contextlib.suppress(Exception):
-                await proc.stop(grace=1.0)
-        self.sessions[k] = None
-        self.procs[k] = None
-
-    async def play(self, seed: int, candidate_seat: int, match_id: str) -> MatchResult:
-        """One match with the candidate in ``candidate_seat`` and the baselines around it."""
-        await self.heal()
-        order = list(range(1, len(self.specs)))
-        order.insert(candidate_seat, 0)
-        sessions: list[BotSession] = []
-        procs: list[BotProcess] = []
-        for k in order:
-            session, proc = self.sessions[k], self.procs[k]
-            assert session is not None and proc is not None  # heal() launched every seat
-            sessions.append(session)
-            procs.append(proc)
-        return await self.server.play(
-            sessions,
-            seed,
-            self.plan.control,
-            match_id=match_id,
-            probe=lambda seat: procs[seat].probe(),
-            evidence=lambda seat: dict(procs[seat].evidence()),
-            cpu_time=lambda seat: procs[seat].cpu_time(),
-        )
-
-    async def stop(self) -> None:
-        """Say goodbye to every bot and reap the processes."""
-        for k in range(len(self.specs)):
-            await self._retire(k)
-
-
 def _outcome(result: MatchResult, seed: int, candidate_seat: int) -> GameOutcome:
     return GameOutcome(
         seed=seed,
@@ -259,9 +182,7 @@ async def run_evaluation(
 ) -> EvaluationReport:
     """Play the evaluation ``plan`` describes and return its report."""
     start = time.monotonic()
-    sock_dir = Path(tempfile.mkdtemp(prefix="arena-eval-"))
-    server = RefereeServer(config)
-    tables: list[_Table] = []
+    host = MatchHost(sandbox=plan.sandbox, config=config, log_dir=plan.log_dir, label="eval")
     seats = seatings(plan.players)
     tasks: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
     for g in range(plan.groups):
@@ -298,28 +219,30 @@ async def run_evaluation(
                 share = Interval(pooled, max(0.0, iv.low), min(1.0, iv.high))
             progress(Progress(games_done, len(complete), plan.groups, test.state if test else None, share))
 
-    async def worker(table: _Table) -> None:
+    async def worker(table: int) -> None:
+        specs = [plan.candidate] + [plan.baseline] * (plan.players - 1)
+        roles = ["candidate"] + [f"baseline{k}" for k in range(1, plan.players)]
         while not stop.is_set():
             try:
                 g, seat = tasks.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            result = await table.play(plan.group_seed(g), seat, f"ev{g:05d}-seat{seat}")
+            order = list(range(1, plan.players))
+            order.insert(seat, 0)  # the candidate in ``seat``, the baselines around it
+            seated = [
+                LocalSeat(specs[k], persistent=True, identity=(table, k), label=f"t{table}-{roles[k]}")
+                for k in order
+            ]
+            match_id = f"ev{g:05d}-seat{seat}"
+            result = await host.play(seated, plan.group_seed(g), plan.control, match_id=match_id)
             record(g, seat, result)
 
     try:
-        address = await server.start(f"unix:{sock_dir / 'referee.sock'}")
-        for j in range(min(plan.jobs, plan.groups * len(seats))):
-            table = _Table(j, plan, server, address)
-            tables.append(table)
-            await table.start()
-        await asyncio.gather(*(worker(t) for t in tables))
+        await host.start()
+        await asyncio.gather(*(worker(j) for j in range(min(plan.jobs, plan.groups * len(seats)))))
     finally:
-        for table in tables:
-            with contextlib.suppress(Exception):
-                await table.stop()
-        await server.stop(0.5)
-        shutil.rmtree(sock_dir, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            await host.close(0.5)
     if not complete:
         raise RuntimeError("no duplicate group was completed")
     state = test.state if test is not None else None
@@ -337,5 +260,5 @@ async def run_evaluation(
         timing=timing,
         duration=time.monotonic() - start,
         stopped_early=stop.is_set() and len(complete) < plan.groups,
-        restarts=sum(t.restarts for t in tables),
+        restarts=host.restarts,
     )

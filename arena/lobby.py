@@ -3,8 +3,9 @@
 ``arena serve`` listens for remote bots (registered with ``arena bots add NAME --remote``; they
 present their long-lived token, of which only the sha256 is stored).  Whenever a remote bot is
 connected and idle, the lobby starts its next match against the configured local opponents,
-launched as sandboxed processes; the bot learns of it by the Welcome on its stream.  Its games
-are played in duplicate sets (the same seed under every seat rotation).  A remote bot whose
+launched by its :class:`~arena.hosting.MatchHost` (sandboxed unless configured otherwise, on the
+wall or the CPU clock); the bot learns of it by the Welcome on its stream.  Its games are played
+in duplicate sets (the same seed under every seat rotation).  A remote bot whose
 connection drops may reconnect with its token within the grace period and continue, its clock
 and bank as they were.  Every match is stored like a tournament match (one "lobby" tournament per
 ``serve`` run), with its replay.
@@ -14,19 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
-from arena.referee.faults import process_forfeit
+from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.referee import MatchResult, RefereeConfig, TimeControl
 from arena.referee.match import Match
 from arena.referee.server import TlsFiles
 from arena.referee.sessions import BotSession
-from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
+from arena.sandbox import SandboxLimits
 from arena.store.bots import command_of, remote_versions, resolve_version
 from arena.store.db import Database, arena_home
 from arena.store.models import BotVersion
@@ -53,6 +51,12 @@ class LobbyConfig:
     tls: TlsFiles | None = None
     sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)
     duration: float = 0.0  # stop after this many seconds (0: when every remote bot is done)
+    cpu_clock: bool = False  # charge the local opponents' CPU time, not wall-clock time
+
+    @property
+    def control(self) -> TimeControl:
+        """The time control of every lobby match."""
+        return TimeControl(self.move_time, self.bank, cpu=self.cpu_clock)
 
 
 @dataclass
@@ -79,14 +83,12 @@ class Lobby:
             raise LobbyError("players must be 2, 3 or 4")
         if len(config.opponents) < config.players - 1:
             raise LobbyError(f"a {config.players}-player table needs {config.players - 1} opponents")
-        if config.sandbox is not None:
-            require_bwrap()
         self.db = db
         self.config = config
         self.log = log
         self.on_event = on_event
-        self.server = RefereeServer(RefereeConfig(connect_timeout=60.0))
-        self.sock_dir = Path(tempfile.mkdtemp(prefix="arena-lobby-"))
+        self.host = MatchHost(sandbox=config.sandbox, config=RefereeConfig(connect_timeout=60.0))
+        self.server = self.host.server
         self.opponents = [resolve_version(db, name) for name in config.opponents[: config.players - 1]]
         self.opponent_names = {
             v.id or 0: name for v, name in zip(self.opponents, config.opponents, strict=False)
@@ -104,7 +106,7 @@ class Lobby:
     async def start(self) -> str:
         """Listen, expect every registered remote bot, and create the lobby's tournament."""
         c = self.config
-        await self.server.start(f"unix:{self.sock_dir / 'referee.sock'}", listen=c.listen, tls=c.tls)
+        await self.host.start(listen=c.listen, tls=c.tls)  # first: SandboxUnavailableError
         self.address = self.server.listen_address
         for version, name in remote_versions(self.db):
             assert version.token_hash is not None
@@ -124,10 +126,16 @@ class Lobby:
             move_time=c.move_time,
             bank=c.bank,
             schedule=[],
-            config={"listen": self.address, "tls": c.tls is not None, "opponents": list(c.opponents)},
+            config={
+                "listen": self.address,
+                "tls": c.tls is not None,
+                "opponents": list(c.opponents),
+                **c.control.stored_config(),
+            },
         )
         assert t.id is not None
         self.tournament_id = t.id
+        self.host.log_dir = arena_home() / "logs" / f"lobby-{t.id}"
         return self.address
 
     def _done(self, r: _Remote) -> bool:
@@ -174,33 +182,15 @@ class Lobby:
         versions = [entries[i] for i in seating]
         ids = [v.id for v in versions if v.id is not None]
         match_id = add_match(self.db, self.tournament_id, seed, f"{r.name}:g{game // c.players}", ids)
-        sessions: list[BotSession] = []
-        procs: list[BotProcess | None] = []
-        log_dir = arena_home() / "logs" / f"lobby-{self.tournament_id}"
+        seats = [
+            r.session if v is r.version else LocalSeat(BotSpec(self._name(v), tuple(command_of(v))))
+            for v in versions
+        ]
         try:
-            for seat, v in enumerate(versions):
-                if v is r.version:
-                    sessions.append(r.session)
-                    procs.append(None)
-                    continue
-                name = self._name(v)
-                session = self.server.session(name)
-                proc = BotProcess(name, command_of(v), log_dir=log_dir, sandbox=c.sandbox)
-                await proc.start(
-                    self.server.address, session.token, log_stem=f"m{match_id}-seat{seat}-{name}"
-                )
-                sessions.append(session)
-                procs.append(proc)
-            self.log(f"match {match_id}: {' vs '.join(s.name for s in sessions)} (seed {seed})")
-            result = await self.server.play(
-                sessions,
-                seed,
-                TimeControl(c.move_time, c.bank),
-                match_id=f"t{self.tournament_id}-m{match_id}",
-                probe=lambda s: process_forfeit(p.probe()) if (p := procs[s]) else None,
-                evidence=lambda s: p.evidence() if (p := procs[s]) else {},
-                cpu_time=lambda s: p.cpu_time() if (p := procs[s]) else None,
-                on_event=self.on_event,
+            names = [s.name if isinstance(s, BotSession) else s.bot.name for s in seats]
+            self.log(f"match {match_id}: {' vs '.join(names)} (seed {seed})")
+            result = await self.host.play(
+                seats, seed, c.control, match_id=f"t{self.tournament_id}-m{match_id}", on_event=self.on_event
             )
         except Exception as exc:  # the arena failed, not a bot: recorded loudly
             record_failure(self.db, match_id, f"{type(exc).__name__}: {exc}")
@@ -210,11 +200,6 @@ class Lobby:
             self.interrupted += 1
             record_failure(self.db, match_id, "interrupted: the lobby was stopped")
             raise
-        finally:
-            for launched in procs:
-                if launched is not None:
-                    with contextlib.suppress(Exception):
-                        await launched.stop(grace=0.5)
         record_result(self.db, match_id, result)
         self.results.append(result)
         summary = ", ".join(f"{s.name} {s.score} ({s.termination})" for s in result.seats)
@@ -228,9 +213,8 @@ class Lobby:
         for r in self.remotes:
             self.server.revoke(r.session)
         await asyncio.sleep(0.2)  # let waiting streams receive their goodbye
-        await self.server.stop(0.5)
+        await self.host.close(0.5)
         await _unwound_rpcs()
-        shutil.rmtree(self.sock_dir, ignore_errors=True)
 
 
 async def _unwound_rpcs(timeout: float = 2.0) -> None:

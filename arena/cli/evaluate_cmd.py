@@ -6,7 +6,8 @@
 
 Plays the same match seeds under every seating (2 players: both seatings; 3-4 players: the
 candidate against ``players - 1`` baselines, in every seat once), with the bots running as real
-processes kept alive across matches, ``--jobs`` matches at a time.  Reports the candidate's
+processes kept alive across matches (sandboxed unless ``--no-sandbox``; ``--cpu-time`` charges
+them CPU time instead of wall-clock time), ``--jobs`` matches at a time.  Reports the candidate's
 pairwise share (ties count half), the mean score difference, and the Elo difference, each with a
 95 % interval, and runs a sequential test (GSPRT of ``--elo0`` against ``--elo1``) that stops the
 run early once the answer is clear (``--no-sequential`` plays every game).  The statistics are
@@ -30,9 +31,9 @@ from arena.botref import resolve_for_reading
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluate_runner import EvaluationPlan, EvaluationReport, Progress, run_evaluation
 from arena.evaluation import SprtConfig
-from arena.matchrunner import BotSpec
+from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
-from arena.sandbox import BotLaunchError
+from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine
 
 
@@ -62,6 +63,12 @@ def evaluate(
     json_out: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
     logs: Annotated[Path | None, typer.Option(help="directory for the bots' stdout/stderr logs")] = None,
     quiet: Annotated[bool, typer.Option(help="no progress line")] = False,
+    no_sandbox: Annotated[
+        bool, typer.Option("--no-sandbox", help="run the bots unsandboxed (only bots you trust)")
+    ] = False,
+    cpu_time: Annotated[
+        bool, typer.Option("--cpu-time", help="charge bots their CPU time instead of wall-clock time")
+    ] = False,
 ) -> None:
     """Measure CANDIDATE against the baseline with duplicate dice; report share, score and Elo."""
     from arena.store.db import StoreError
@@ -81,21 +88,23 @@ def evaluate(
         baseline=base,
         players=players,
         games=games,
-        control=TimeControl(move_time, bank),
+        control=TimeControl(move_time, bank, cpu=cpu_time),
         jobs=jobs,
         seed=seed,
         sequential=SprtConfig(elo0, elo1, alpha, beta) if sequential else None,
         log_dir=logs,
+        sandbox=sandbox_choice(no_sandbox),
     )
     console = Console(stderr=True)
     console.print(
         f"evaluate {cand.name} vs {base.name}: {players} players, up to {plan.groups} duplicate groups "
-        f"({plan.groups * players} games), {plan.control.describe()}, {jobs} jobs, seed {seed}"
+        f"({plan.groups * players} games), {plan.control.describe()}, {jobs} jobs, seed {seed}, "
+        f"{'sandboxed' if plan.sandbox is not None else 'NOT sandboxed'}"
     )
     line = _ProgressLine(quiet)
     try:
         report = asyncio.run(run_evaluation(plan, progress=line))
-    except BotLaunchError as exc:
+    except (BotLaunchError, SandboxUnavailableError) as exc:
         line.close()
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -12,12 +12,18 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.botref import resolve
+from arena.endings import Reason
 from arena.engine.chance import SEED_LIMIT
-from arena.matchrunner import BotSpec, play_local_match, sandbox_choice
+from arena.engine.variants import DEFAULT as DEFAULT_RULES
+from arena.engine.variants import Rules
+from arena.hosting import BotSpec, sandbox_choice
+from arena.matchrunner import play_local_match
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
+
+from .rules_option import RULES_HELP, parse_rules
 
 if TYPE_CHECKING:
     from arena.store.db import Database
@@ -58,6 +64,7 @@ def match(
         bool,
         typer.Option(help="store the match in the database (--no-record: only --out keeps the replay)"),
     ] = True,
+    rules: Annotated[str | None, typer.Option(help=RULES_HELP)] = None,
 ) -> None:
     """Run one match between 2-4 bots launched as processes; show progress and the result.
 
@@ -68,6 +75,7 @@ def match(
     """
     if not 2 <= len(bots) <= 4:
         raise typer.BadParameter(f"a match needs 2 to 4 bots, got {len(bots)}", param_hint="BOTS")
+    chosen = parse_rules(rules)
     from arena.store.db import Database, StoreError, arena_home
 
     db: Database | None = None
@@ -90,6 +98,7 @@ def match(
             quiet,
             no_sandbox,
             cpu_time,
+            chosen,
         )
     finally:
         if db is not None:
@@ -108,6 +117,7 @@ def _play(
     quiet: bool,
     no_sandbox: bool,
     cpu_time: bool,
+    rules: Rules = DEFAULT_RULES,
 ) -> None:
     from arena.store.db import StoreError
     from arena.store.tournaments import record_failure, record_result
@@ -137,12 +147,21 @@ def _play(
             raise typer.Exit(2) from None
     match_id = f"m{stored}" if stored is not None else f"m{seed % 10**8:08d}-{random.randrange(16**4):04x}"
     label = f"match {stored}" if stored is not None else f"match {match_id}"
-    console.print(f"{label}: {' vs '.join(s.name for s in specs)}  seed {seed}  {control.describe()}")
+    variant = "" if rules == DEFAULT_RULES else f"  rules {rules.variant} ({rules.version})"
+    players = " vs ".join(s.name for s in specs)
+    console.print(f"{label}: {players}  seed {seed}  {control.describe()}{variant}")
     progress = _Progress(console, quiet)
     try:
         result = asyncio.run(
             play_local_match(
-                specs, seed, control, match_id=match_id, log_dir=logs, on_event=progress, sandbox=sandbox
+                specs,
+                seed,
+                control,
+                match_id=match_id,
+                log_dir=logs,
+                on_event=progress,
+                sandbox=sandbox,
+                rules=rules,
             )
         )
     except (BotLaunchError, SandboxUnavailableError) as exc:
@@ -174,7 +193,7 @@ def _play(
             f"seat {f.seat} ({name}) forfeited: {f.reason}: {f.detail}", markup=False, highlight=False
         )
         log = logs / f"{match_id}-seat{f.seat}-{name}.stderr.log"
-        tail = str(f.evidence.get("stderr_tail", "")) if f.reason == "crashed" else ""
+        tail = str(f.evidence.get("stderr_tail", "")) if f.reason is Reason.CRASHED else ""
         if tail.strip():
             lines = tail.rstrip().splitlines()[-STDERR_LINES:]
             console.print(f"  its stderr, last {len(lines)} lines (all of it: {log}):", markup=False)

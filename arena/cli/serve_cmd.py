@@ -12,9 +12,9 @@ from typing import Annotated
 import typer
 
 from arena.engine.chance import SEED_LIMIT
+from arena.hosting import sandbox_choice
 from arena.lifecycle import STOP_SIGNALS, Stopped, exit_status
 from arena.lobby import Lobby, LobbyConfig, LobbyError
-from arena.matchrunner import sandbox_choice
 from arena.referee.server import TlsFiles
 
 from .common import database, fail
@@ -43,6 +43,9 @@ def serve(
     no_sandbox: Annotated[
         bool, typer.Option("--no-sandbox", help="run the local opponents unsandboxed")
     ] = False,
+    cpu_time: Annotated[
+        bool, typer.Option("--cpu-time", help="charge the local opponents CPU time, not wall-clock time")
+    ] = False,
 ) -> None:
     """Serve remote bots: each plays --games matches against --opponents while it is online."""
     if (tls_cert is None) != (tls_key is None):
@@ -65,6 +68,7 @@ def serve(
         tls=tls,
         sandbox=sandbox_choice(no_sandbox),
         duration=duration,
+        cpu_clock=cpu_time,
     )
     stopped: list[int] = []
     cut: list[int] = []  # matches a stop cut short

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from arena.v1 import arena_pb2 as pb
 
+CPU_CLOCK_KEY = "cpu_clock"
+"""The key of a stored tournament's config that says the clock charges CPU time."""
+
 
 @dataclass(frozen=True)
 class TimeControl:
@@ -25,6 +28,11 @@ class TimeControl:
     def __post_init__(self) -> None:
         if self.move_time < 0 or self.bank < 0:
             raise ValueError("move time and bank must not be negative")
+
+    def stored_config(self) -> dict[str, bool]:
+        """The clock's part of a stored tournament's config (its ``move_time`` and ``bank`` are
+        columns): what the tournament store reads back into :class:`MatchTask.cpu_clock`."""
+        return {CPU_CLOCK_KEY: self.cpu}
 
     def to_pb(self) -> pb.TimeControl:
         """The protocol message."""

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ARENA = str(Path(sys.executable).parent / "arena")
+HOME = tempfile.mkdtemp(prefix="arena-eval-home-")  # never the user's database
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ARENA, "evaluate", *args], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "ARENA_HOME": HOME}
+    return subprocess.run([ARENA, "evaluate", *args], capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_evaluate_greedy_vs_random_prints_the_summary() -> None:

@@ -1,0 +1,278 @@
+"""The match host: one referee server and the bot processes of its tables, for one match or many.
+
+Every command that plays bots as processes goes through :class:`MatchHost` (``arena match``,
+``arena evaluate``, a tournament worker -- local pool or Dask -- and ``arena serve``'s lobby), so
+what hosting a match involves is written once:
+
+- the referee listens on a private Unix socket (and, for remote bots, on ``listen``);
+- bots run sandboxed (bubblewrap, :mod:`arena.sandbox.bwrap`) unless the host or the match says
+  ``sandbox=None``; :class:`~arena.sandbox.bwrap.SandboxUnavailableError` before anything starts
+  when that is impossible here;
+- every seat's session (token) is minted before any bot is launched;
+- the match is told at once when a bot process exits (:meth:`BotProcess.watch_exit` ->
+  :meth:`Match.seat_process_exited`), even before the match exists, so a bot that dies before
+  connecting is reported at once rather than after the connect timeout;
+- the match gets each seat's probe (crashed / frozen), evidence (stderr tail), settle (wait for a
+  crashed bot's last words) and CPU time (for the CPU clock and the think-time statistics);
+- kept-running bots (:attr:`LocalSeat.persistent`) are reused across matches and restarted when
+  they died or forfeited (deterministically: a forfeit always means a fresh process next time);
+- a match that did not complete (an error, a cancellation) leaves no bot in doubt: its kept-running
+  bots are stopped too; bots launched for one match are stopped (all at once) after it;
+- :meth:`close` stops every bot and the referee.  A process that must die now (a signal, its parent
+  gone) calls :func:`arena.sandbox.kill_all_bots` (the tournament worker does).
+
+Several matches may run on one host at once (``arena evaluate``'s tables) as long as they do not
+share a kept-running bot (give their seats different ``identity``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable, Collection, Hashable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Literal
+
+from arena.engine.variants import DEFAULT as DEFAULT_RULES
+from arena.engine.variants import Rules
+from arena.referee import MatchResult, RefereeConfig, RefereeServer, TimeControl
+from arena.referee.faults import Reason, process_forfeit
+from arena.referee.match import Match
+from arena.referee.server import TlsFiles
+from arena.referee.sessions import BotSession
+from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
+
+from .seats import LocalSeat
+
+STOP_GRACE = 0.5
+"""Seconds a bot gets to exit by itself when the host stops it (then SIGTERM, then SIGKILL)."""
+
+
+class _Host(Enum):
+    DEFAULT = 0
+
+
+HOST_DEFAULT: Literal[_Host.DEFAULT] = _Host.DEFAULT
+"""``play(sandbox=HOST_DEFAULT)``: the host's own sandbox setting."""
+
+PoolKey = tuple[Hashable, str, tuple[str, ...], SandboxLimits | None, int]
+
+
+@dataclass
+class _Pooled:
+    proc: BotProcess
+    session: BotSession
+
+
+def probe(proc: BotProcess | None) -> tuple[Reason, str] | None:
+    """How the bot process has ended or stalled, in the referee's terms (None: running, or no
+    process: a remote bot).  The one place the launcher's report is read for a match."""
+    return process_forfeit(proc.probe()) if proc is not None else None
+
+
+class MatchHost:
+    """A referee server and the bot processes of its matches (see the module docstring).
+
+    ``sandbox``: the limits bots run under by default (None: unsandboxed, for trusted bots only);
+    ``log_dir``: where each bot's stdout/stderr logs go (None: kept in memory only, for the
+    evidence); ``server``: a referee server to use instead of a new one (for tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        sandbox: SandboxLimits | None = SandboxLimits(),  # noqa: B008 (frozen)
+        config: RefereeConfig | None = None,
+        log_dir: Path | None = None,
+        server: RefereeServer | None = None,
+        label: str = "bot",
+    ) -> None:
+        self.sandbox = sandbox
+        self.log_dir = log_dir
+        self.label = label
+        self.server = server if server is not None else RefereeServer(config)
+        self.address = ""
+        self.sock_dir: Path | None = None
+        self.pool: dict[PoolKey, _Pooled] = {}
+        self.launched = 0  # bot processes started
+        self.restarts = 0  # kept-running bots started again (they had died or forfeited)
+        self.grace = STOP_GRACE
+        self._ever: set[PoolKey] = set()
+        self._relay: dict[BotProcess, tuple[_ExitRelay, int]] = {}
+
+    async def start(self, *, listen: str | None = None, tls: TlsFiles | None = None) -> str:
+        """Start the referee on a private Unix socket (and on ``listen``, with ``tls``, for remote
+        bots: then ``self.server.listen_address`` is the bound address); return the socket's
+        address.  :class:`SandboxUnavailableError` first when the host's sandbox cannot run."""
+        if self.sandbox is not None:
+            require_bwrap()
+        self.sock_dir = Path(tempfile.mkdtemp(prefix="arena-"))
+        unix = f"unix:{self.sock_dir / 'referee.sock'}"
+        if listen is None:
+            self.address = await self.server.start(unix)
+        else:
+            self.address = await self.server.start(unix, listen=listen, tls=tls)
+        return self.address
+
+    async def play(
+        self,
+        seats: Sequence[LocalSeat | BotSession],
+        seed: int,
+        control: TimeControl,
+        *,
+        match_id: str | None = None,
+        on_event: Callable[[Match], None] | None = None,
+        sandbox: SandboxLimits | Literal[_Host.DEFAULT] | None = HOST_DEFAULT,
+        rules: Rules = DEFAULT_RULES,
+    ) -> MatchResult:
+        """Play one match with ``seats[k]`` in seat k: launch (or reuse) its bots, play, and
+        stop what the match launched for itself.  ``sandbox`` overrides the host's setting for
+        this match's bots; ``rules`` are the game's rules (standard unless a variant)."""
+        limits = self.sandbox if sandbox is HOST_DEFAULT else sandbox
+        if limits is not None and any(isinstance(s, LocalSeat) for s in seats):
+            require_bwrap()
+        relay = _ExitRelay()
+        procs: list[BotProcess | None] = [None] * len(seats)
+        sessions: list[BotSession] = []
+        keys: list[PoolKey | None] = [None] * len(seats)
+        launch: list[tuple[int, BotProcess, BotSession, str]] = []
+        fresh: list[tuple[int, BotProcess]] = []
+        try:
+            seen: dict[tuple[Hashable, str, tuple[str, ...]], int] = {}
+            for k, seat in enumerate(seats):  # every token before any bot starts
+                if isinstance(seat, BotSession):
+                    sessions.append(seat)
+                    continue
+                bot = seat.bot
+                if not seat.persistent:
+                    session = self.server.session(bot.name)
+                    one = self._process(seat, limits)
+                    launch.append((k, one, session, f"{match_id or 'match'}-seat{k}-{bot.name}"))
+                    fresh.append((k, one))
+                    procs[k] = one
+                else:
+                    ident = (seat.identity, bot.name, bot.command)
+                    n = seen[ident] = seen.get(ident, -1) + 1
+                    key: PoolKey = (*ident, limits, n)
+                    keys[k] = key
+                    entry = self.pool.get(key)
+                    if entry is not None and entry.proc.probe() is not None:  # died while idle
+                        await self._drop(key)
+                        entry = None
+                    if entry is None:
+                        session = self.server.session(bot.name, persistent=True)
+                        entry = _Pooled(self._process(seat, limits), session)
+                        self.restarts += key in self._ever
+                        self._ever.add(key)
+                        self.pool[key] = entry
+                        stem = f"{seat.label or self.label}-{bot.name}-{self.launched + len(launch) + 1}"
+                        launch.append((k, entry.proc, entry.session, stem))
+                    procs[k], session = entry.proc, entry.session
+                sessions.append(session)
+            for k, seated in enumerate(procs):
+                if seated is not None:
+                    self._relay[seated] = (relay, k)
+            for _k, starting, token_of, stem in launch:
+                self.launched += 1
+                await starting.start(self.address, token_of.token, log_stem=stem)
+                starting.watch_exit(self._exited_handler(starting))
+
+            async def settle(seat: int) -> None:
+                if (p := procs[seat]) is not None:
+                    await p.settle()
+
+            result = await self.server.play(
+                sessions,
+                seed,
+                control,
+                match_id=match_id,
+                probe=lambda seat: probe(procs[seat]),
+                evidence=lambda seat: dict(p.evidence()) if (p := procs[seat]) is not None else {},
+                settle=settle,
+                on_event=on_event,
+                cpu_time=lambda seat: p.cpu_time() if (p := procs[seat]) is not None else None,
+                on_start=relay.start,
+                rules=rules,
+            )
+        except BaseException:
+            for used in keys:  # a match that did not complete leaves no kept-running bot in doubt
+                if used is not None:
+                    await self._drop(used)
+            raise
+        finally:
+            for seated in procs:
+                if seated is not None:
+                    self._relay.pop(seated, None)
+            # All at once; a bot that never connected has nothing to finish: it is ended at once.
+            await asyncio.gather(
+                *(proc.stop(grace=self.grace if relay.connected(k) else 0.0) for k, proc in fresh),
+                return_exceptions=True,
+            )
+        for f in result.forfeits:  # a bot that failed is restarted before it plays again
+            failed = keys[f.seat]
+            if failed is not None:
+                await self._drop(failed)
+        return result
+
+    def _process(self, seat: LocalSeat, sandbox: SandboxLimits | None) -> BotProcess:
+        return BotProcess(
+            seat.bot.name, seat.bot.command, log_dir=self.log_dir, extra_env=seat.extra_env, sandbox=sandbox
+        )
+
+    def _exited_handler(self, proc: BotProcess) -> Callable[[str], None]:
+        def exited(how: str) -> None:
+            found = self._relay.get(proc)
+            if found is not None:  # else idle between matches: the next match's probe sees it
+                relay, seat = found
+                relay.exited(seat, how)
+
+        return exited
+
+    async def release(self, identities: Collection[Hashable] | None = None) -> None:
+        """Stop the kept-running bots (of these identities only, when given)."""
+        for key in list(self.pool):
+            if identities is None or key[0] in identities:
+                await self._drop(key)
+
+    async def _drop(self, key: PoolKey) -> None:
+        entry = self.pool.pop(key, None)
+        if entry is not None:
+            self.server.revoke(entry.session)
+            with contextlib.suppress(Exception):
+                await entry.proc.stop(grace=self.grace)
+
+    async def close(self, grace: float = 0.2) -> None:
+        """Stop every kept-running bot (all at once), then the referee (``grace`` seconds for the
+        streams still open)."""
+        await asyncio.gather(*(self._drop(key) for key in list(self.pool)), return_exceptions=True)
+        await self.server.stop(grace)
+        if self.sock_dir is not None:
+            shutil.rmtree(self.sock_dir, ignore_errors=True)
+
+
+class _ExitRelay:
+    """Tells one match when a bot process of it exits (see :meth:`Match.seat_process_exited`); an
+    exit before the match exists (while the other bots start) is kept and told at its start."""
+
+    def __init__(self) -> None:
+        self.match: Match | None = None
+        self.early: dict[int, str] = {}
+
+    def exited(self, seat: int, how: str) -> None:
+        if self.match is None:
+            self.early.setdefault(seat, how)
+        else:
+            self.match.seat_process_exited(seat, how)
+
+    def start(self, match: Match) -> None:
+        self.match = match
+        for seat, how in self.early.items():
+            match.seat_process_exited(seat, how)
+
+    def connected(self, seat: int) -> bool:
+        """Whether the seat's bot ever connected to its match."""
+        return self.match is not None and self.match.links[seat].attached.is_set()

@@ -29,6 +29,7 @@ from arena.endings import UnknownEnding, by_forfeit, is_forfeit, parse_ending, s
 from arena.leaderboard import SYSTEM_TITLES, SYSTEMS, LeaderRow, leaderboard
 from arena.ratings.errors import RatingError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
+from arena.store.crosstable import cross_table
 from arena.store.db import Database, DatabaseDamagedError
 from arena.store.tournaments import UnknownMatchError
 
@@ -298,6 +299,7 @@ def create_app(db: Database) -> FastAPI:
             request,
             "tournament.html",
             t=t,
+            cross=cross_table(db, tournament_id),
             rows=get_leaderboard(tournament_id, sys_),
             system=sys_,
             systems=SYSTEMS,

@@ -1,0 +1,139 @@
+"""The head-to-head cross table, in the store, `arena tournament show` and the web page; and the
+pull step storing a Swiss round (with its byes) once, however often it is asked."""
+
+from __future__ import annotations
+
+import urllib.request
+from pathlib import Path
+
+import pytest
+from store.helpers import cli_inproc, sample
+
+from arena.endings import MatchEnd
+from arena.referee.result import MatchResult, SeatOutcome
+from arena.store.bots import add_bot
+from arena.store.crosstable import cross_table
+from arena.store.db import Database
+from arena.store.tournaments import queued_tasks, record_result, stored_history
+from arena.tournament.formats import Play, Wait
+from arena.tournament.pull import pull
+from arena.tournament.service import TournamentConfigError, create
+from arena.web.app import create_app
+from arena.web.server import BackgroundServer
+
+NAMES = ("a", "b", "c", "d", "e")
+
+
+def _field(db: Database, tmp: Path) -> None:
+    tmp.mkdir(exist_ok=True)
+    for name in NAMES:
+        path = tmp / f"{name}.py"
+        path.write_text(sample("greedy").read_text(encoding="utf-8") + f"# {name}\n", encoding="utf-8")
+        add_bot(db, name, path)
+
+
+def _finish_queued(db: Database, tid: int, rank: dict[str, int]) -> None:
+    """Record every queued match with placings by ``rank`` (lower is better; equal: shared)."""
+    for task in queued_tasks(db, tid):
+        names = [s.name for s in task.seats]
+        places = [1 + sum(1 for o in names if rank[o] < rank[n]) for n in names]
+        seats = tuple(
+            SeatOutcome(i, n, 10 - places[i], places[i], MatchEnd.NORMAL, "", 0.1, 0.1, 2)
+            for i, n in enumerate(names)
+        )
+        result = MatchResult(task.key, task.seed, len(names), MatchEnd.NORMAL, seats, "r\n")
+        assert record_result(db, task.match_id, result)
+
+
+def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, arena_home: Path) -> None:
+    db = sqlite_db
+    _field(db, tmp_path / "bots")
+    t = create(db, list(NAMES), fmt="swiss", table_sizes=(2,), games=1, seed=4, rounds=2)
+    assert t.id is not None
+    tid = t.id
+    matches, byes = stored_history(db, tid)
+    assert len(matches) == 4 and len(byes) == 1 and byes[0].round == 1  # 5 bots: one bye a round
+    assert isinstance(pull(db, tid), Wait)  # round 1 is not played yet: nothing new is stored
+    rank = {"a": 0, "b": 1, "c": 1, "d": 3, "e": 4}  # b and c share places when they meet
+    _finish_queued(db, tid, rank)
+    second = pull(db, tid)
+    assert isinstance(second, Play) and {p.round for p in second.pairings} == {2}
+    assert isinstance(pull(db, tid), Wait)  # asked again: round 2 is not stored twice
+    matches, byes = stored_history(db, tid)
+    assert (
+        len(matches) == 8 and [b.round for b in byes] == [1, 2] and byes[0].version_id != byes[1].version_id
+    )
+    _finish_queued(db, tid, rank)
+
+    cross = cross_table(db, tid)
+    idx = {n: i for i, n in enumerate(cross.names)}
+    expected: dict[tuple[str, str], list[float]] = {}
+    for m in stored_history(db, tid)[0]:
+        assert m.placings is not None
+        ids = list(m.version_ids)
+        for i in range(2):
+            me, other = NAMES[ids[i] - 1], NAMES[ids[1 - i] - 1]
+            share = (
+                1.0
+                if m.placings[i] < m.placings[1 - i]
+                else 0.5
+                if m.placings[i] == m.placings[1 - i]
+                else 0.0
+            )
+            expected.setdefault((me, other), []).append(share)
+    for (me, other), shares in expected.items():
+        cell = cross.cells[idx[me]][idx[other]]
+        assert cell is not None and (cell.points, cell.meetings) == (sum(shares), len(shares))
+    for n in NAMES:
+        assert cross.cells[idx[n]][idx[n]] is None
+    assert cross.names[0] == "a"  # the best head-to-head share first
+    assert all(
+        c is None
+        or (c.points + cross.cells[j][i].points, c.meetings) == (c.meetings, cross.cells[j][i].meetings)  # type: ignore[union-attr]
+        for i, row in enumerate(cross.cells)
+        for j, c in enumerate(row)
+    )
+
+    shown = cli_inproc(arena_home, db.url, "tournament", "show", str(tid))
+    assert "head to head" in shown.stdout
+    first_row = next(line for line in shown.stdout.splitlines() if "1 a" in line)
+    assert cross.totals[0].text in first_row
+
+    with (
+        BackgroundServer(create_app(db)) as url,
+        urllib.request.urlopen(f"{url}/tournaments/{tid}", timeout=30) as r,
+    ):
+        page = r.read().decode("utf-8")
+    assert 'id="cross-table"' in page and f"<td>{cross.totals[0].text}</td>" in page
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"fmt": "round-robin", "rounds": 3}, "--rounds is for Swiss"),
+        ({"fmt": "knockout", "table_sizes": (4,)}, "two-player tables"),
+        ({"fmt": "swiss", "table_sizes": (2, 4)}, "one table size"),
+        ({"fmt": "swiss", "seeding": "rating"}, "--seeding is for knockout"),
+        ({"fmt": "knockout", "seeding": "elo"}, "unknown seeding"),
+        ({"fmt": "swiss", "candidate": "a"}, "--candidate is for gauntlets"),
+    ],
+)
+def test_bad_combinations(
+    sqlite_db: Database, tmp_path: Path, kwargs: dict[str, object], message: str
+) -> None:
+    _field(sqlite_db, tmp_path / "bots")
+    with pytest.raises(TournamentConfigError, match=message):
+        create(sqlite_db, ["a", "b", "c", "d"], **kwargs)  # type: ignore[arg-type]
+
+
+def test_cli_rejects_bad_combinations(sqlite_url: str, tmp_path: Path, arena_home: Path) -> None:
+    db = Database(sqlite_url)
+    _field(db, tmp_path / "bots")
+    db.close()
+    out = cli_inproc(arena_home, sqlite_url, "tournament", "create", "a", "b", "c", "--format", "swiss",
+                     "--tables", "4", code=None)  # fmt: skip
+    assert out.returncode != 0 and "needs at least 4 bots" in out.stderr
+    out = cli_inproc(
+        arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "ladder", code=None
+    )
+    assert out.returncode != 0 and "swiss" in out.stderr and "knockout" in out.stderr

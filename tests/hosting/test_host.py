@@ -1,0 +1,126 @@
+"""The match host with real bot processes and a real referee: kept-running bots, restarts, the
+exit watch, evidence, sandbox per match, and the command-line options every bot command has."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.endings import Reason
+from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.lobby import LobbyConfig
+from arena.matchrunner import resolve_bot
+from arena.referee import RefereeConfig, TimeControl
+from arena.sandbox import SandboxLimits, bwrap_problem
+
+HERE = Path(__file__).resolve().parent
+FAULTY = HERE.parents[1] / "bots" / "faulty"
+FAST = TimeControl(0.5, 2.0)
+NEEDS_BWRAP = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no bubblewrap: {bwrap_problem()}")
+
+
+def kept(bot: BotSpec, identity: object = None) -> LocalSeat:
+    return LocalSeat(bot, persistent=True, identity=identity)
+
+
+def test_kept_running_bots_are_reused_and_a_forfeit_always_restarts_the_bot() -> None:
+    """Two greedy bots play two matches on the same processes; a quitter that forfeits is
+    replaced before its next match, every time (no race with its process's exit)."""
+    greedy = resolve_bot("greedy")
+    quitter = BotSpec("quitter", resolve_bot(str(FAULTY / "quitter_bot.py")).command)
+
+    async def scenario() -> tuple[list[int | None], int, int, list[str]]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            pids = []
+            for seed in (1, 2):
+                result = await host.play(
+                    [kept(greedy, "a"), kept(greedy, "b")], seed, FAST, match_id=f"g{seed}"
+                )
+                assert not result.forfeits
+                pids.append(next(iter(host.pool.values())).proc.pid)
+            launched = host.launched
+            reasons = []
+            for seed in (3, 4, 5):
+                result = await host.play(
+                    [kept(greedy, "a"), kept(quitter, "q")], seed, FAST, match_id=f"q{seed}"
+                )
+                reasons += [str(f.reason) for f in result.forfeits]
+            return pids, launched, host.restarts, reasons
+        finally:
+            await host.close()
+
+    pids, launched, restarts, reasons = asyncio.run(scenario())
+    assert pids[0] is not None and pids[0] == pids[1]  # the same process played both matches
+    assert launched == 2
+    assert reasons == ["crashed"] * 3
+    assert restarts == 2  # the quitter: launched for match 3, restarted for matches 4 and 5
+
+
+def test_a_kept_running_bot_that_dies_before_connecting_is_reported_at_once() -> None:
+    """The exit watch covers kept-running bots too (``arena evaluate``'s tables had none: such a
+    bot waited out the whole connect timeout as a no-show), and the forfeit carries its stderr."""
+    crash = BotSpec("crash", resolve_bot(str(HERE / "crash_bot.py")).command)
+
+    async def scenario() -> tuple[float, list[tuple[Reason, str, str]]]:
+        host = MatchHost(sandbox=None, config=RefereeConfig(connect_timeout=30.0))
+        await host.start()
+        try:
+            start = time.monotonic()
+            result = await host.play([kept(resolve_bot("greedy")), kept(crash)], 7, FAST)
+            took = time.monotonic() - start
+            return took, [
+                (f.reason, f.detail, str(f.evidence.get("stderr_tail", ""))) for f in result.forfeits
+            ]
+        finally:
+            await host.close()
+
+    took, forfeits = asyncio.run(scenario())
+    assert len(forfeits) == 1
+    reason, detail, tail = forfeits[0]
+    assert reason is Reason.CRASHED
+    assert "cannot even start" in tail and "before connecting" in detail
+    assert took < 15  # not the 30 s connect timeout
+
+
+@NEEDS_BWRAP
+def test_the_sandbox_is_chosen_per_match_and_kept_bots_are_not_shared_across_sandboxes() -> None:
+    """A worker's host serves tournaments with and without a sandbox: the same bot version is a
+    different kept-running process under each (the pool keys on the sandbox)."""
+    greedy = resolve_bot("greedy")
+
+    async def scenario() -> tuple[int, set[bool]]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            for limits in (None, SandboxLimits(), None):
+                result = await host.play([kept(greedy, 1), kept(greedy, 2)], 3, FAST, sandbox=limits)
+                assert not result.forfeits
+            return host.launched, {entry.proc.sandbox is not None for entry in host.pool.values()}
+        finally:
+            await host.close()
+
+    launched, sandboxed = asyncio.run(scenario())
+    assert launched == 4 and sandboxed == {True, False}
+
+
+def test_every_bot_command_has_no_sandbox_and_cpu_time() -> None:
+    arena = str(Path(sys.executable).parent / "arena")
+    for command in (["match"], ["evaluate"], ["serve"], ["tournament", "run"], ["tournament", "create"]):
+        out = subprocess.run(
+            [arena, *command, "--help"], capture_output=True, text=True, env={"COLUMNS": "200"}
+        )
+        assert out.returncode == 0, out.stderr
+        assert "--no-sandbox" in out.stdout and "--cpu-time" in out.stdout, command
+
+
+def test_the_lobby_has_the_cpu_clock_and_stores_it_like_a_tournament() -> None:
+    config = LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), cpu_clock=True)
+    assert config.control == TimeControl(1.0, 10.0, cpu=True)
+    assert config.control.stored_config() == {"cpu_clock": True}

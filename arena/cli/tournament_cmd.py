@@ -372,6 +372,8 @@ def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) ->
     )
     if rows:
         make_console().print(render(rows, "pl", "standings"))
+    if cross.byes:
+        typer.echo(f"  byes: {cross.byes_text}")
     if not cross.empty:
         make_console().print(_cross_table(cross))
 

@@ -39,6 +39,12 @@ class CrossTable:
     names: tuple[str, ...]
     cells: tuple[tuple[Cell | None, ...], ...]
     totals: tuple[Cell, ...]  # each entry against everyone
+    byes: tuple[tuple[int, str, float], ...] = ()  # (round, entry name, points), by round
+
+    @property
+    def byes_text(self) -> str:
+        """``round 1: e (0.5), round 2: d (0.5)``, or "" without byes."""
+        return ", ".join(f"round {r}: {name} ({points:g})" for r, name, points in self.byes)
 
     @property
     def empty(self) -> bool:
@@ -65,7 +71,7 @@ def cross_table(db: Database, tournament_id: int) -> CrossTable:
     n = len(versions)
     points = [[0.0] * n for _ in range(n)]
     meetings = [[0] * n for _ in range(n)]
-    matches, _ = stored_history(db, tournament_id)
+    matches, byes = stored_history(db, tournament_id)
     for m in matches:
         if m.placings is None:
             continue
@@ -90,4 +96,5 @@ def cross_table(db: Database, tournament_id: int) -> CrossTable:
             for i in order
         ),
         totals=tuple(totals[i] for i in order),
+        byes=tuple((b.round, names[entry[b.version_id]], b.points) for b in byes),
     )

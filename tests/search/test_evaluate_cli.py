@@ -9,6 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 ARENA = str(Path(sys.executable).parent / "arena")
 HOME = tempfile.mkdtemp(prefix="arena-eval-home-")  # never the user's database
 
@@ -62,11 +64,13 @@ def test_evaluate_stops_early_when_the_sequential_test_decides() -> None:
     assert data["elo_excludes_zero"]
 
 
-def test_evaluate_replaces_a_crashing_bot() -> None:
+@pytest.mark.parametrize("sandbox", [[], ["--no-sandbox"]], ids=["sandboxed", "unsandboxed"])
+def test_evaluate_replaces_a_crashing_bot(sandbox: list[str]) -> None:
     """A baseline that exits in the middle of every match forfeits each game and is restarted
-    before its table's next match (persistent sessions need a live process)."""
+    before its table's next match (persistent sessions need a live process): every forfeit
+    restarts it, whether or not its process (unsandboxed: its guard) has exited yet."""
     quitter = str(Path(__file__).resolve().parents[2] / "bots" / "faulty" / "quitter_bot.py")
-    proc = run("greedy", "--vs", quitter, "--games", "6", "--seed", "4", "--json", "--quiet")
+    proc = run("greedy", "--vs", quitter, "--games", "6", "--seed", "4", "--json", "--quiet", *sandbox)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["games"] == 6

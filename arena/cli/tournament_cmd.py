@@ -21,6 +21,7 @@ from arena.store.lease import LeaseHolder, lease_holder
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, tournament_state
+from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, create
 
@@ -365,6 +366,7 @@ def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) ->
         rows = leaderboard(db, tournament_id=tournament_id)
         state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id))
         cross = cross_table(db, tournament_id)
+        standing = format_report(db, tournament_id)
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
         f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank, rules {rules_label(t.rules)}\n"
@@ -374,6 +376,8 @@ def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) ->
         make_console().print(render(rows, "pl", "standings"))
     if cross.byes:
         typer.echo(f"  byes: {cross.byes_text}")
+    for line in standing:
+        typer.echo(f"  {line}")
     if not cross.empty:
         make_console().print(_cross_table(cross))
 

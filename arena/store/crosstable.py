@@ -52,7 +52,8 @@ class CrossTable:
         return all(t.meetings == 0 for t in self.totals)
 
 
-def _names(db: Database, versions: list[int]) -> list[str]:
+def entry_names(db: Database, versions: list[int]) -> list[str]:
+    """The bots' names by entry (``name@N`` for a bot entered in two versions)."""
     with db.session() as session:
         rows = session.exec(
             select(BotVersion, Bot)
@@ -84,7 +85,7 @@ def cross_table(db: Database, tournament_id: int) -> CrossTable:
             meetings[a][b] += 1
             meetings[b][a] += 1
     totals = [Cell(sum(points[i]), sum(meetings[i])) for i in range(n)]
-    names = _names(db, versions)
+    names = entry_names(db, versions)
     order = sorted(
         range(n),
         key=lambda i: (-(totals[i].points / totals[i].meetings if totals[i].meetings else 0), names[i]),

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 
+from arena.store.crosstable import entry_names
 from arena.store.db import Database
 from arena.store.models import Tournament
 from arena.store.tournaments import append_matches, field_versions, get_tournament, stored_history
 
-from .formats import Bye, Finished, Format, FormatError, History, Next, Play, Recorded, Settings, make
+from .formats import Bye, Format, FormatError, History, Next, Play, Recorded, Settings, make
 
 
 class NotPullableError(FormatError):
@@ -86,7 +87,11 @@ def pull(db: Database, tournament_id: int) -> Next:
     return answer
 
 
-def is_finished(db: Database, tournament_id: int) -> bool:
-    """Whether the format has nothing more to play (asking stores nothing when it has)."""
-    fmt, field = format_of(db, tournament_id)
-    return isinstance(fmt.next(history_of(db, tournament_id, field)), Finished)
+def report(db: Database, tournament_id: int) -> list[str]:
+    """How the tournament's format stands (Swiss points, a knockout's bracket), as lines; none
+    for formats without a report or tournaments without a registered format."""
+    try:
+        fmt, field = format_of(db, tournament_id)
+    except NotPullableError:
+        return []
+    return fmt.report(history_of(db, tournament_id, field), entry_names(db, field))

@@ -32,6 +32,7 @@ from arena.rulesdoc import BOARD_SVG, RULES_MD
 from arena.store.crosstable import cross_table
 from arena.store.db import Database, DatabaseDamagedError
 from arena.store.tournaments import UnknownMatchError
+from arena.tournament.pull import report as format_report
 
 from . import queries
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
@@ -300,6 +301,7 @@ def create_app(db: Database) -> FastAPI:
             "tournament.html",
             t=t,
             cross=cross_table(db, tournament_id),
+            standing=format_report(db, tournament_id),
             rows=get_leaderboard(tournament_id, sys_),
             system=sys_,
             systems=SYSTEMS,

@@ -52,6 +52,10 @@ def test_single_elimination_to_one_winner(n: int, games: int, data: st.DataObjec
             w = fmt.winner(a, b, ms)
             lost[a if w == b else b] = rnd
     assert len(lost) == n - 1
+    report = fmt.report(history, [f"e{e}" for e in range(n)])
+    assert len(report) == n - 1 + 1 and report[-1].startswith("champion: e")
+    (champion,) = set(range(n)) - set(lost)
+    assert report[-1] == f"champion: e{champion}"
 
 
 def _finished(

@@ -150,3 +150,8 @@ class Format(ABC):
     def planned(self) -> int | None:
         """How many matches the whole tournament will have, when known in advance (else None)."""
         return None
+
+    def report(self, history: History, names: Sequence[str]) -> list[str]:
+        """Lines that say how the format stands (``names[e]`` is entry ``e``): e.g. Swiss points
+        or a knockout's bracket.  None by default."""
+        return []

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from arena.tournament.pairing import derive_seed, rotations
 
@@ -81,15 +82,24 @@ class Knockout(Format):
     def next(self, history: History) -> Next:
         if any(not m.done for m in history.matches):
             return Wait()
+        alive, rnd, _ = self.bracket(history)
+        if len(alive) == 1:
+            return Finished()
+        return self.pair_round(rnd, alive)
+
+    def bracket(self, history: History) -> tuple[list[int | None], int, list[tuple[int, int, int, int]]]:
+        """Replay the bracket over the finished rounds: the slots still alive, the first round
+        not played yet, and every decided pairing as ``(round, a, b, winner)``."""
         by_round: dict[int, list[Recorded]] = {}
         for m in history.matches:
             by_round.setdefault(m.round, []).append(m)
         alive: list[int | None] = self.first_round()
+        decided: list[tuple[int, int, int, int]] = []
         rnd = 1
-        while True:
+        while len(alive) > 1:
             played = by_round.get(rnd)
-            if played is None:
-                return self.pair_round(rnd, alive)
+            if played is None or any(not m.done for m in played):
+                break
             nxt: list[int | None] = []
             for i in range(0, len(alive), 2):
                 a, b = alive[i], alive[i + 1]
@@ -97,11 +107,20 @@ class Knockout(Format):
                     nxt.append(a if b is None else b)
                     continue
                 prefix = f"k{rnd}m{i // 2}g"
-                nxt.append(self.winner(a, b, [m for m in played or [] if m.group.startswith(prefix)]))
+                w = self.winner(a, b, [m for m in played if m.group.startswith(prefix)])
+                decided.append((rnd, a, b, w))
+                nxt.append(w)
             alive = nxt
-            if len(alive) == 1:
-                return Finished()
             rnd += 1
+        return alive, rnd, decided
+
+    def report(self, history: History, names: Sequence[str]) -> list[str]:
+        """Each decided pairing by round, and the champion once there is one."""
+        alive, _, decided = self.bracket(history)
+        lines = [f"round {r}: {names[w]} beat {names[b if w == a else a]}" for r, a, b, w in decided]
+        if len(alive) == 1 and alive[0] is not None:
+            lines.append(f"champion: {names[alive[0]]}")
+        return lines
 
     def pair_round(self, rnd: int, alive: list[int | None]) -> Play:
         """Round ``rnd`` between the slots ``alive`` (None: an empty slot, a bye for its pair)."""

@@ -158,6 +158,16 @@ class Swiss(Format):
         tie = {e: i for i, e in enumerate(self.tie_order())}
         return sorted(range(self.settings.entries), key=lambda e: (-round(points.get(e, 0.0), 9), tie[e]))
 
+    def report(self, history: History, names: Sequence[str]) -> list[str]:
+        """The Swiss standings: points (byes included) by rank."""
+        points, _ = group_points(history.matches)
+        for b in history.byes:
+            points[b.entry] = points.get(b.entry, 0.0) + b.points
+        ranked = ", ".join(
+            f"{i}. {names[e]} {points.get(e, 0.0):g}" for i, e in enumerate(self.standings(history), 1)
+        )
+        return [f"Swiss points: {ranked}"]
+
     def next(self, history: History) -> Next:
         played = max((m.round for m in history.matches), default=0)
         played = max([played, *(b.round for b in history.byes)])

@@ -3,6 +3,7 @@ pull step storing a Swiss round (with its byes) once, however often it is asked.
 
 from __future__ import annotations
 
+import json
 import urllib.request
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from arena.referee.result import MatchResult, SeatOutcome
 from arena.store.bots import add_bot
 from arena.store.crosstable import cross_table
 from arena.store.db import Database
+from arena.store.models import RatingRow
 from arena.store.tournaments import queued_tasks, record_result, stored_history
 from arena.tournament.formats import Play, Wait
 from arena.tournament.pull import pull
@@ -107,7 +109,11 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
     ):
         page = r.read().decode("utf-8")
     assert f'<dd id="byes">{cross.byes_text}</dd>' in page
-    assert 'id="cross-table"' in page and "Swiss points: 1. a 2, " in page and f"<td>{cross.totals[0].text}</td>" in page
+    assert (
+        'id="cross-table"' in page
+        and "Swiss points: 1. a 2, " in page
+        and f"<td>{cross.totals[0].text}</td>" in page
+    )
 
 
 @pytest.mark.parametrize(
@@ -140,3 +146,19 @@ def test_cli_rejects_bad_combinations(sqlite_url: str, tmp_path: Path, arena_hom
         arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "ladder", code=None
     )
     assert out.returncode != 0 and "swiss" in out.stderr and "knockout" in out.stderr
+
+
+def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:
+    """--seeding rating: the latest stored pl rating first (an older row does not count), unrated
+    bots last in the order given; the best seeds get the byes."""
+    db = sqlite_db
+    _field(db, tmp_path / "bots")
+    with db.session() as session:
+        for vid, rating in ((1, 1900.0), (3, 1400.0), (4, 1700.0), (1, 1300.0)):  # a: 1900, then 1300
+            session.add(RatingRow(system="pl", bot_version_id=vid, rating=rating, lo=0, hi=0, games=9))
+            session.flush()
+    t = create(db, list(NAMES), fmt="knockout", games=1, seed=2, seeding="rating")
+    assert t.id is not None
+    assert json.loads(t.config)["format_options"]["order"] == [3, 2, 0, 1, 4]  # d, c, a, then b, e
+    _, byes = stored_history(db, t.id)
+    assert sorted(b.version_id for b in byes) == [1, 3, 4]  # 5 bots, a bracket of 8: 3 byes

@@ -8,9 +8,10 @@ process plays match after match on the same token (no start-up cost per game, as
 queue and plays it with the candidate in that seat and the baselines in the others.  A bot that
 forfeited (or whose process died) is replaced before the table's next match.
 
-Groups are fed to the statistics in seed order (see :mod:`arena.evaluation`); when the
-sequential test decides, no further task is started, the matches already running are finished,
-and the summary covers every complete group.
+What to play next is the format :class:`~arena.tournament.formats.sequential.SequentialDuplicate`
+(pulled whenever a table is free): groups are fed to the sequential test in seed order (see
+:mod:`arena.evaluation`); when it decides, no further match is started, the matches already
+running are finished, and the summary covers every complete group.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arena.engine.chance import SEED_LIMIT
@@ -28,7 +29,6 @@ from arena.evaluation import (
     GameOutcome,
     GroupOutcome,
     Interval,
-    SequentialTest,
     SprtConfig,
     SprtState,
     Summary,
@@ -40,6 +40,8 @@ from arena.evaluation import (
 from arena.hosting import BotSpec, LocalSeat, MatchHost
 from arena.referee import MatchResult, RefereeConfig, TimeControl
 from arena.sandbox import SandboxLimits
+from arena.tournament.formats import Finished, History, Play, Recorded, Settings
+from arena.tournament.formats.sequential import SequentialDuplicate, sprt_options
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,60 @@ class EvaluationReport:
         return out
 
 
+class _Pull:
+    """The runner's side of the evaluation's format (:class:`SequentialDuplicate`): a table that
+    is free takes the next match the format handed out, asking the format for more when none is
+    left, until the format is finished (the sequential test decided, or every group is out)."""
+
+    def __init__(self, plan: EvaluationPlan) -> None:
+        settings = Settings(
+            entries=plan.players,
+            table_sizes=(plan.players,),
+            games=plan.groups,
+            seed=plan.seed,
+            options={"sprt": sprt_options(plan.sequential), "ahead": plan.jobs},
+        )
+        self.format = SequentialDuplicate(settings)
+        self.matches: list[Recorded] = []
+        self.changed = asyncio.Event()
+        self.over = False
+
+    def history(self) -> History:
+        return History(tuple(self.matches))
+
+    def sprt_state(self) -> SprtState | None:
+        """The sequential test over the groups complete so far."""
+        return self.format.test(self.history())
+
+    async def take(self) -> int | None:
+        """The index of the next match to play (now running), or None: nothing more to play."""
+        while True:
+            for i, m in enumerate(self.matches):
+                if m.status == "queued":
+                    self.matches[i] = replace(m, status="running")
+                    return i
+            if self.over:
+                return None
+            answer = self.format.next(self.history())
+            if isinstance(answer, Play):
+                for p in answer.pairings:
+                    self.matches.append(
+                        Recorded(len(self.matches), p.round, p.group, p.seed, p.seating, "queued")
+                    )
+            elif isinstance(answer, Finished):
+                self.over = True  # matches handed out but not started are not started any more
+                return None
+            else:
+                self.changed.clear()
+                await self.changed.wait()
+
+    def done(self, i: int, result: MatchResult) -> None:
+        self.matches[i] = replace(
+            self.matches[i], status="finished", placings=result.placings, scores=result.scores
+        )
+        self.changed.set()
+
+
 def _outcome(result: MatchResult, seed: int, candidate_seat: int) -> GameOutcome:
     return GameOutcome(
         seed=seed,
@@ -184,16 +240,11 @@ async def run_evaluation(
     start = time.monotonic()
     host = MatchHost(sandbox=plan.sandbox, config=config, log_dir=plan.log_dir, label="eval")
     seats = seatings(plan.players)
-    tasks: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
-    for g in range(plan.groups):
-        for seat in seats:
-            tasks.put_nowait((g, seat))
+    pull = _Pull(plan)
     pending: dict[int, dict[int, GameOutcome]] = {}
     complete: list[GroupOutcome] = []  # in seed order, contiguous
     finished: dict[int, GroupOutcome] = {}
-    test = SequentialTest(plan.sequential) if plan.sequential is not None else None
     timing = {"candidate": Timing(), "baseline": Timing()}
-    stop = asyncio.Event()
     games_done = 0
 
     def record(g: int, seat: int, result: MatchResult) -> None:
@@ -207,35 +258,28 @@ async def run_evaluation(
             games = pending.pop(g)
             finished[g] = GroupOutcome(plan.group_seed(g), tuple(games[s] for s in seats))
         while len(complete) in finished:
-            group = finished.pop(len(complete))
-            complete.append(group)
-            if test is not None and not test.state.stopped and test.add(group.share).stopped:
-                stop.set()
+            complete.append(finished.pop(len(complete)))
         if progress is not None:
             share = None
             if complete:
                 pooled = math.fsum(g.points for g in complete) / sum(g.pairings for g in complete)
                 iv = mean_interval([g.share for g in complete])
                 share = Interval(pooled, max(0.0, iv.low), min(1.0, iv.high))
-            progress(Progress(games_done, len(complete), plan.groups, test.state if test else None, share))
+            progress(Progress(games_done, len(complete), plan.groups, pull.sprt_state(), share))
 
     async def worker(table: int) -> None:
         specs = [plan.candidate] + [plan.baseline] * (plan.players - 1)
         roles = ["candidate"] + [f"baseline{k}" for k in range(1, plan.players)]
-        while not stop.is_set():
-            try:
-                g, seat = tasks.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            order = list(range(1, plan.players))
-            order.insert(seat, 0)  # the candidate in ``seat``, the baselines around it
+        while (i := await pull.take()) is not None:
+            m = pull.matches[i]
+            seat = m.seating.index(0)
             seated = [
                 LocalSeat(specs[k], persistent=True, identity=(table, k), label=f"t{table}-{roles[k]}")
-                for k in order
+                for k in m.seating
             ]
-            match_id = f"ev{g:05d}-seat{seat}"
-            result = await host.play(seated, plan.group_seed(g), plan.control, match_id=match_id)
-            record(g, seat, result)
+            result = await host.play(seated, m.seed, plan.control, match_id=f"ev{m.round:05d}-seat{seat}")
+            pull.done(i, result)
+            record(m.round, seat, result)
 
     try:
         await host.start()
@@ -245,7 +289,7 @@ async def run_evaluation(
             await host.close(0.5)
     if not complete:
         raise RuntimeError("no duplicate group was completed")
-    state = test.state if test is not None else None
+    state = pull.sprt_state()
     summary = summarize(
         plan.candidate.name,
         plan.baseline.name,
@@ -259,6 +303,6 @@ async def run_evaluation(
         groups=complete,
         timing=timing,
         duration=time.monotonic() - start,
-        stopped_early=stop.is_set() and len(complete) < plan.groups,
+        stopped_early=state is not None and state.stopped and len(complete) < plan.groups,
         restarts=host.restarts,
     )

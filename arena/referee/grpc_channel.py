@@ -31,6 +31,7 @@ from .channel import (
     Unexpected,
     Welcome,
 )
+from .timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,13 @@ def _parse(data: bytes) -> Message | Garbage:
 # ---------------------------------------------------------------------- to the bot
 
 
+def time_control_to_pb(control: TimeControl) -> pb.TimeControl:
+    """The protocol TimeControl (milliseconds; ``unlimited`` alone when there is no clock)."""
+    if control.unlimited:
+        return pb.TimeControl(unlimited=True)
+    return pb.TimeControl(move_time_ms=round(control.move_time * 1000), bank_ms=round(control.bank * 1000))
+
+
 def welcome_to_pb(welcome: Welcome) -> pb.Welcome:
     """The protocol Welcome (the wire constants: protocol, lounger names, track, are added here)."""
     return pb.Welcome(
@@ -84,7 +92,7 @@ def welcome_to_pb(welcome: Welcome) -> pb.Welcome:
         seat=welcome.seat,
         players=welcome.players,
         rules_version=welcome.rules_version,
-        time_control=welcome.time_control.to_pb(),
+        time_control=time_control_to_pb(welcome.time_control),
         protocol=PROTOCOL,
         lounger_names=LOUNGER_NAMES,
         track=TRACK,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.v1 import arena_pb2 as pb
-
 CPU_CLOCK_KEY = "cpu_clock"
 """The key of a stored tournament's config that says the clock charges CPU time."""
 
@@ -33,12 +31,6 @@ class TimeControl:
         """The clock's part of a stored tournament's config (its ``move_time`` and ``bank`` are
         columns): what the tournament store reads back into :class:`MatchTask.cpu_clock`."""
         return {CPU_CLOCK_KEY: self.cpu}
-
-    def to_pb(self) -> pb.TimeControl:
-        """The protocol message."""
-        if self.unlimited:
-            return pb.TimeControl(unlimited=True)
-        return pb.TimeControl(move_time_ms=round(self.move_time * 1000), bank_ms=round(self.bank * 1000))
 
     def describe(self) -> str:
         """``0.5s + 10s bank`` or ``unlimited``."""

@@ -4,8 +4,9 @@
 present their long-lived token, of which only the sha256 is stored).  Whenever a remote bot is
 connected and idle, the lobby starts its next match against the configured local opponents,
 launched by its :class:`~arena.hosting.MatchHost` (sandboxed unless configured otherwise, on the
-wall or the CPU clock); the bot learns of it by the Welcome on its stream.  Its games are played
-in duplicate sets (the same seed under every seat rotation).  A remote bot whose
+wall or the CPU clock); the bot learns of it by the Welcome on its stream.  What it plays next is
+its schedule's answer (the format :class:`~arena.tournament.formats.lobby.RemoteStream`): one
+match at a time, in duplicate sets (the same seed under every seat rotation).  A remote bot whose
 connection drops may reconnect with its token within the grace period and continue, its clock
 and bank as they were.  Every match is stored like a tournament match (one "lobby" tournament per
 ``serve`` run), with its replay.
@@ -17,7 +18,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from arena.hosting import BotSpec, LocalSeat, MatchHost
 from arena.referee import MatchResult, RefereeConfig, TimeControl
@@ -29,7 +30,8 @@ from arena.store.bots import command_of, remote_versions, resolve_version
 from arena.store.db import Database, arena_home
 from arena.store.models import BotVersion
 from arena.store.tournaments import add_match, create_tournament, record_failure, record_result
-from arena.tournament.pairing import derive_seed, rotations
+from arena.tournament.formats import Finished, History, Next, Pairing, Play, Recorded, Settings
+from arena.tournament.formats.lobby import RemoteStream
 
 
 class LobbyError(ValueError):
@@ -64,8 +66,13 @@ class _Remote:
     version: BotVersion
     name: str
     session: BotSession
-    played: int = 0
+    schedule: RemoteStream
+    matches: list[Recorded] = field(default_factory=list)  # what its schedule handed out, and how it went
     running: asyncio.Task[None] | None = None
+
+    def next(self) -> Next:
+        """What its schedule says now."""
+        return self.schedule.next(History(tuple(self.matches)))
 
 
 class Lobby:
@@ -111,7 +118,14 @@ class Lobby:
         for version, name in remote_versions(self.db):
             assert version.token_hash is not None
             session = self.server.registry.expect_remote(name, version.token_hash, grace=c.grace)
-            self.remotes.append(_Remote(version, name, session))
+            settings = Settings(
+                entries=c.players,
+                table_sizes=(c.players,),
+                games=c.games or 1,
+                seed=c.seed,
+                options={"stream": version.id or 0, "endless": c.games == 0},
+            )
+            self.remotes.append(_Remote(version, name, session, RemoteStream(settings)))
         if not self.remotes:
             raise LobbyError("no remote bots registered; add one with 'arena bots add NAME --remote'")
         versions = [r.version for r in self.remotes] + self.opponents
@@ -138,9 +152,6 @@ class Lobby:
         self.host.log_dir = arena_home() / "logs" / f"lobby-{t.id}"
         return self.address
 
-    def _done(self, r: _Remote) -> bool:
-        return self.config.games > 0 and r.played >= self.config.games
-
     def stop(self) -> None:
         """Stop soon (a stop signal): :meth:`run` starts no more matches, cuts the ones in
         progress short (their bots stopped, each recorded as failed: interrupted) and returns."""
@@ -152,12 +163,12 @@ class Lobby:
         try:
             while not self._stopping:
                 for r in self.remotes:
-                    idle = r.session.stream_open and r.session.current is None and r.running is None
-                    if idle and not self._done(r):
-                        r.running = asyncio.create_task(self._play(r))
                     if r.running is not None and r.running.done():
                         r.running = None
-                if all(self._done(r) and r.running is None for r in self.remotes):
+                    idle = r.session.stream_open and r.session.current is None and r.running is None
+                    if idle and isinstance(answer := r.next(), Play):
+                        r.running = asyncio.create_task(self._play(r, answer.pairings[0]))
+                if all(r.running is None and isinstance(r.next(), Finished) for r in self.remotes):
                     break
                 if self.config.duration and time.monotonic() - started > self.config.duration:
                     break
@@ -171,17 +182,21 @@ class Lobby:
                         await r.running
         return len(self.results)
 
-    async def _play(self, r: _Remote) -> None:
+    async def _play(self, r: _Remote, pairing: Pairing) -> None:
+        """Play the match ``r``'s schedule handed out, and record how it went (stored and in
+        ``r.matches``, where the schedule reads it)."""
         c = self.config
-        game = r.played
-        r.played += 1
-        table = (0, *range(1, c.players))
-        seating = rotations(table)[game % c.players]
-        seed = derive_seed(c.seed, r.version.id or 0, game // c.players)
+        seed = pairing.seed
+        index = len(r.matches)
+        r.matches.append(Recorded(index, pairing.round, pairing.group, seed, pairing.seating, "running"))
         entries: list[BotVersion] = [r.version, *self.opponents]
-        versions = [entries[i] for i in seating]
+        versions = [entries[i] for i in pairing.seating]
         ids = [v.id for v in versions if v.id is not None]
-        match_id = add_match(self.db, self.tournament_id, seed, f"{r.name}:g{game // c.players}", ids)
+        try:
+            match_id = add_match(self.db, self.tournament_id, seed, f"{r.name}:{pairing.group}", ids)
+        except BaseException:
+            r.matches[index] = replace(r.matches[index], status="failed")
+            raise
         seats = [
             r.session if v is r.version else LocalSeat(BotSpec(self._name(v), tuple(command_of(v))))
             for v in versions
@@ -193,13 +208,18 @@ class Lobby:
                 seats, seed, c.control, match_id=f"t{self.tournament_id}-m{match_id}", on_event=self.on_event
             )
         except Exception as exc:  # the arena failed, not a bot: recorded loudly
+            r.matches[index] = replace(r.matches[index], status="failed")
             record_failure(self.db, match_id, f"{type(exc).__name__}: {exc}")
             self.log(f"match {match_id} failed: {exc}")
             return
         except asyncio.CancelledError:  # stop(): the lobby is closing
+            r.matches[index] = replace(r.matches[index], status="failed")
             self.interrupted += 1
             record_failure(self.db, match_id, "interrupted: the lobby was stopped")
             raise
+        r.matches[index] = replace(
+            r.matches[index], status="finished", placings=result.placings, scores=result.scores
+        )
         record_result(self.db, match_id, result)
         self.results.append(result)
         summary = ", ".join(f"{s.name} {s.score} ({s.termination})" for s in result.seats)

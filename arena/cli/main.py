@@ -40,7 +40,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("engine", "arena.cli.engine_cmd:app", "Play, show and verify games with the rules engine alone."),
     ("bots", "arena.cli.bots_cmd:app", "Register and manage bots (each upload is an immutable version)."),
     ("tournament", "arena.cli.tournament_cmd:app",
-     "Round-robin and gauntlet tournaments with duplicate dice."),
+     "Tournaments with duplicate dice: round robin, gauntlet, Swiss, knockout."),
     ("leaderboard", "arena.cli.leaderboard_cmd:app",
      "Ratings with intervals; standing leaderboards in leaderboards/."),
     ("replays", "arena.cli.replays_cmd:app", "List, show, export and verify the replays of stored matches."),

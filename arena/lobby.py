@@ -137,14 +137,12 @@ class Lobby:
             table_sizes=[c.players],
             games=c.games,
             seed=c.seed,
-            move_time=c.move_time,
-            bank=c.bank,
+            control=c.control,
             schedule=[],
             config={
                 "listen": self.address,
                 "tls": c.tls is not None,
                 "opponents": list(c.opponents),
-                **c.control.stored_config(),
             },
         )
         assert t.id is not None

@@ -18,7 +18,7 @@ from arena.sandbox import SandboxLimits
 from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database
 from arena.store.lease import LeaseHolder, lease_holder
-from arena.store.tournaments import get_tournament, list_tournaments, status_counts
+from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, tournament_state
 from arena.tournament.pull import report as format_report
@@ -369,7 +369,7 @@ def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) ->
         standing = format_report(db, tournament_id)
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
-        f"table, seed {t.seed}, {t.move_time:g}s + {t.bank:g}s bank, rules {rules_label(t.rules)}\n"
+        f"table, seed {t.seed}, {time_control_of(t).describe()}, rules {rules_label(t.rules)}\n"
         f"  status {state}; matches " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     )
     if rows:

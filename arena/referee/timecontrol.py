@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CPU_CLOCK_KEY = "cpu_clock"
-"""The key of a stored tournament's config that says the clock charges CPU time."""
-
 
 @dataclass(frozen=True)
 class TimeControl:
@@ -16,6 +13,10 @@ class TimeControl:
     time its whole process tree used for the decision instead of the wall-clock time (where the
     launcher can measure it); a wall-clock limit of ``2 * budget + 1`` seconds still applies, so a
     bot that sleeps or waits cannot stall a match.
+
+    A tournament stores it in three columns (``move_time``, ``bank``, ``cpu_clock``); it is read
+    back by :func:`arena.store.tournaments.time_control_of`.  This module imports nothing of the
+    project and no gRPC: the store imports it.
     """
 
     move_time: float = 1.0
@@ -26,11 +27,6 @@ class TimeControl:
     def __post_init__(self) -> None:
         if self.move_time < 0 or self.bank < 0:
             raise ValueError("move time and bank must not be negative")
-
-    def stored_config(self) -> dict[str, bool]:
-        """The clock's part of a stored tournament's config (its ``move_time`` and ``bank`` are
-        columns): what the tournament store reads back into :class:`MatchTask.cpu_clock`."""
-        return {CPU_CLOCK_KEY: self.cpu}
 
     def describe(self) -> str:
         """``0.5s + 10s bank`` or ``unlimited``."""

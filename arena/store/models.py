@@ -64,10 +64,12 @@ class Tournament(SQLModel, table=True):
     table_sizes: str = Field(max_length=16)  # e.g. "2" or "2,4": players per table
     games: int  # distinct seeds per table (each played under every seat rotation)
     seed: int = Field(sa_column=Column(BigInteger, nullable=False))  # seeds go up to 2**63 - 1
-    move_time: float
-    bank: float
+    # the time control, read back by arena.store.tournaments.time_control_of (one place)
+    move_time: float  # seconds per decision
+    bank: float  # overage bank, seconds
+    cpu_clock: bool = Field(default=False, sa_column_kwargs={"server_default": "0"})  # CPU, not wall
     status: str = Field(default="created", max_length=16)  # created, running, finished
-    config: str = "{}"  # JSON: everything needed to re-create the schedule
+    config: str = "{}"  # JSON: the format's settings (bots, sandbox, rounds, options)
     rules: str | None = Field(default=None, max_length=32)  # rules variant; None: the standard rules
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from arena.referee import MatchResult
+from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
 
 from .bots import command_of
@@ -65,10 +66,8 @@ class MatchTask:
     tournament_id: int
     seed: int
     seats: tuple[SeatTask, ...]
-    move_time: float
-    bank: float
+    control: TimeControl  # the tournament's, from :func:`time_control_of`
     sandbox: SandboxLimits | None = None
-    cpu_clock: bool = False
     rules: str = "1"  # the rules version id the match is played under (the tournament's)
 
     @property
@@ -86,14 +85,17 @@ def create_tournament(
     table_sizes: list[int],
     games: int,
     seed: int,
-    move_time: float,
-    bank: float,
+    control: TimeControl,
     schedule: list[tuple[int, str, tuple[int, ...]]],
     config: dict[str, Any] | None = None,
     rules: str | None = None,
 ) -> Tournament:
     """Store a tournament and its whole schedule (``(seed, group, seating)`` with seating as
-    indices into ``versions``), every match queued."""
+    indices into ``versions``), every match queued.  ``control`` is stored in the tournament's
+    ``move_time``, ``bank`` and ``cpu_clock`` columns (read back by :func:`time_control_of`);
+    an unlimited one cannot be stored (:class:`ValueError`)."""
+    if control.unlimited:
+        raise ValueError("a stored tournament needs a time limit; unlimited is for a single debug match")
     with db.session() as session:
         t = Tournament(
             name=name,
@@ -101,8 +103,9 @@ def create_tournament(
             table_sizes=",".join(str(k) for k in table_sizes),
             games=games,
             seed=seed,
-            move_time=move_time,
-            bank=bank,
+            move_time=control.move_time,
+            bank=control.bank,
+            cpu_clock=control.cpu,
             config=json.dumps(config or {}),
             rules=rules,
         )
@@ -131,6 +134,13 @@ def create_tournament(
         session.flush()
         session.refresh(t)
         return t
+
+
+def time_control_of(t: Tournament) -> TimeControl:
+    """The time control a stored tournament's matches are played under: the one place that
+    rebuilds it from its columns (the worker, the Dask cluster, the lobby, the CLI and the web
+    read it from here)."""
+    return TimeControl(t.move_time, t.bank, cpu=bool(t.cpu_clock))
 
 
 def get_tournament(db: Database, tournament_id: int) -> Tournament:
@@ -211,7 +221,7 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
         ids = [m.id for m in matches]
         config = json.loads(t.config or "{}")
         sandbox = SandboxLimits.from_json(config["sandbox"]) if config.get("sandbox") else None
-        cpu_clock = bool(config.get("cpu_clock", False))
+        control = time_control_of(t)
         seats: dict[int, list[MatchSeat]] = {}
         for s in session.exec(
             select(MatchSeat).where(col(MatchSeat.match_id).in_(ids)).order_by(col(MatchSeat.seat))
@@ -230,10 +240,8 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
                     tournament_id,
                     m.seed,
                     tuple(seat_tasks),
-                    t.move_time,
-                    t.bank,
+                    control,
                     sandbox=sandbox,
-                    cpu_clock=cpu_clock,
                     rules=t.rules or "1",
                 )
             )

@@ -10,6 +10,7 @@ from sqlmodel import col, select
 from arena.botref import resolve, stored_version
 from arena.engine.variants import DEFAULT as DEFAULT_RULES
 from arena.engine.variants import Rules
+from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
 from arena.store.db import Database
 from arena.store.models import BotVersion, RatingRow, Tournament
@@ -69,6 +70,10 @@ def create(
         )
     if games < 1:
         raise TournamentConfigError("games must be at least 1")
+    try:
+        control = TimeControl(move_time, bank, cpu=cpu_clock)
+    except ValueError as exc:
+        raise TournamentConfigError(f"{exc}; give --move-time and --bank of 0 or more") from None
     if rounds is not None and fmt != "swiss":
         raise TournamentConfigError(f"--rounds is for Swiss tournaments, not {fmt}")
     if seeding not in SEEDINGS:
@@ -97,7 +102,6 @@ def create(
     config: dict[str, object] = {
         "bots": [*([candidate] if candidate else []), *refs],
         "sandbox": sandbox.to_json() if sandbox else None,
-        "cpu_clock": cpu_clock,
         **({"rounds": rounds} if rounds is not None else {}),
         **({"format_options": options, "seeding": seeding} if options else {}),
     }
@@ -105,7 +109,7 @@ def create(
     label = name or f"{fmt} of {len(versions)} bots, tables of {sizes}"
     t = Tournament(
         name=label, format=fmt, table_sizes=",".join(str(k) for k in table_sizes), games=games, seed=seed,
-        move_time=move_time, bank=bank, config=json.dumps(config),
+        move_time=move_time, bank=bank, cpu_clock=cpu_clock, config=json.dumps(config),
     )  # fmt: skip
     try:
         make(fmt, settings_of(t, len(versions)))  # refuse bad settings before storing anything
@@ -119,8 +123,7 @@ def create(
         table_sizes=list(table_sizes),
         games=games,
         seed=seed,
-        move_time=move_time,
-        bank=bank,
+        control=control,
         schedule=[],
         config=config,
         rules=rules.version,

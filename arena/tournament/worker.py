@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from arena import lifecycle
 from arena.engine.variants import by_version
 from arena.hosting import BotSpec, LocalSeat, MatchHost
-from arena.referee import MatchResult, RefereeConfig, TimeControl
+from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import kill_all_bots
 from arena.store.tournaments import MatchTask
 
@@ -52,11 +52,10 @@ def seats_of(task: MatchTask) -> list[LocalSeat]:
 async def play_on(host: MatchHost, task: MatchTask) -> MatchResult:
     """Play one tournament match on ``host`` (its bots under the tournament's sandbox, clock and
     rules)."""
-    control = TimeControl(task.move_time, task.bank, cpu=task.cpu_clock)
     return await host.play(
         seats_of(task),
         task.seed,
-        control,
+        task.control,
         match_id=task.key,
         sandbox=task.sandbox,
         rules=by_version(task.rules),

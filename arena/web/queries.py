@@ -31,6 +31,7 @@ from arena.store.models import (
     Tournament,
     TournamentEntry,
 )
+from arena.store.tournaments import time_control_of
 
 T = TypeVar("T")
 
@@ -185,6 +186,8 @@ class TournamentRow:
     counts: dict[str, int]
     bots: list[str] = field(default_factory=list)
     rules: str = "1"  # the rules version id its matches are played under
+    cpu_clock: bool = False  # the clock charges CPU time, not wall-clock time
+    time_control: str = ""  # for people: ``1s + 10s bank`` or ``1s CPU + 10s CPU bank``
 
     @property
     def rules_label(self) -> str:
@@ -207,6 +210,8 @@ class TournamentRow:
             "seed": str(self.seed),  # 64-bit: a string, exact in JavaScript
             "move_time": self.move_time,
             "bank": self.bank,
+            "cpu_clock": self.cpu_clock,
+            "time_control": self.time_control,
             "status": self.status,
             "created_at": iso(self.created_at),
             "finished_at": iso(self.finished_at),
@@ -431,6 +436,7 @@ def _counts(session: Session, ids: list[int]) -> dict[int, dict[str, int]]:
 
 def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str]) -> TournamentRow:
     assert t.id is not None
+    control = time_control_of(t)
     return TournamentRow(
         t.id,
         t.name,
@@ -446,6 +452,8 @@ def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str]) -> T
         counts,
         bots,
         rules=t.rules or "1",
+        cpu_clock=control.cpu,
+        time_control=control.describe(),
     )
 
 

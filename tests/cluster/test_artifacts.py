@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee.timecontrol import TimeControl
 from arena.store.tournaments import MatchTask, SeatTask
 from arena.tournament.cluster import (
     Artifact,
@@ -59,7 +60,7 @@ def test_localize_points_commands_at_the_local_copy(arena_home: Path) -> None:
     origin = "/elsewhere/artifacts/" + SHA + "/bot.sh"
     seat = SeatTask(1, "b", ("/coordinator/python", "-u", origin), True)
     plain = SeatTask(2, "c", ("/usr/bin/env", "true"), False)
-    task = MatchTask(7, 3, 99, (seat, plain), 1.0, 5.0)
+    task = MatchTask(7, 3, 99, (seat, plain), TimeControl(1.0, 5.0))
     job = RemoteMatch(task, (Artifact(SHA, "bot.sh", origin, True), None), "/coordinator/python")
     with pytest.raises(ArtifactMissingError) as info:
         localize(job)

@@ -4,6 +4,7 @@ exit watch, evidence, sandbox per match, and the command-line options every bot 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import time
@@ -13,12 +14,16 @@ import pytest
 
 from arena.endings import Reason
 from arena.hosting import BotSpec, LocalSeat, MatchHost
-from arena.lobby import LobbyConfig
+from arena.lobby import Lobby, LobbyConfig
 from arena.matchrunner import resolve_bot
 from arena.referee import RefereeConfig, TimeControl
 from arena.sandbox import SandboxLimits, bwrap_problem
+from arena.store.bots import add_bot, add_remote_bot
+from arena.store.db import Database
+from arena.store.tournaments import get_tournament, time_control_of
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 FAULTY = HERE.parents[1] / "bots" / "faulty"
 FAST = TimeControl(0.5, 2.0)
 NEEDS_BWRAP = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no bubblewrap: {bwrap_problem()}")
@@ -120,7 +125,32 @@ def test_every_bot_command_has_no_sandbox_and_cpu_time() -> None:
         assert "--no-sandbox" in out.stdout and "--cpu-time" in out.stdout, command
 
 
-def test_the_lobby_has_the_cpu_clock_and_stores_it_like_a_tournament() -> None:
-    config = LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), cpu_clock=True)
-    assert config.control == TimeControl(1.0, 10.0, cpu=True)
-    assert config.control.stored_config() == {"cpu_clock": True}
+def test_the_lobby_has_the_cpu_clock_and_stores_it_like_a_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lobby's tournament row holds its clock in the columns every tournament uses, and it
+    reads back through the one rebuilder (:func:`time_control_of`); the config has no clock."""
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    db = Database()
+    add_bot(db, "greedy", REPO / "bots" / "greedy_bot.py")
+    add_remote_bot(db, "remote")
+    config = LobbyConfig(
+        listen="127.0.0.1:0", opponents=("greedy",), move_time=0.5, bank=3.0, cpu_clock=True, sandbox=None
+    )
+    assert config.control == TimeControl(0.5, 3.0, cpu=True)
+
+    async def start() -> int:
+        lobby = Lobby(db, config, log=lambda _: None)
+        try:
+            await lobby.start()
+            return lobby.tournament_id
+        finally:
+            await lobby.close()
+
+    try:
+        t = get_tournament(db, asyncio.run(start()))
+        assert time_control_of(t) == TimeControl(0.5, 3.0, cpu=True)
+        assert "cpu_clock" not in json.loads(t.config)
+    finally:
+        db.close()

@@ -1,0 +1,140 @@
+"""A tournament's time control is stored one way (columns ``move_time``, ``bank``, ``cpu_clock``)
+and rebuilt in one place (:func:`arena.store.tournaments.time_control_of`): revision 0005 moves the
+clock out of the JSON config (and back on downgrade), and a CPU-clock tournament's matches are
+played on the CPU clock, also after a downgrade, an upgrade and a resume.  Real databases
+(SQLite and PostgreSQL), real bot processes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from alembic import command
+from sqlalchemy import create_engine, inspect, text
+
+from arena.endings import MatchEnd, Reason
+from arena.referee.timecontrol import TimeControl
+from arena.store.bots import add_bot
+from arena.store.db import Database, _alembic_config
+from arena.store.tournaments import get_tournament, load_replay, queued_tasks, time_control_of
+from arena.tournament.runner import run_tournament
+from arena.tournament.service import create
+from arena.web.queries import get_tournament as web_tournament
+
+from .helpers import match_rows, run_cli, sample
+
+SLEEPY = Path(__file__).resolve().parent / "sleepy_bot.py"  # waits 1 s of wall clock, no CPU
+MOVE, BANK = 0.2, 0.3  # a 0.5 s budget: the sleepy bot is over it on the wall clock only
+CPU_LABEL, WALL_LABEL = "0.2s CPU + 0.3s CPU bank", "0.2s + 0.3s bank"
+
+# a tournament row as revision 0004 stored it: the clock half in columns, half in the config
+INSERT_0004 = text(
+    "INSERT INTO tournament (id, name, format, table_sizes, games, seed, move_time, bank, status, "
+    "config, created_at) VALUES (:id, :name, 'round-robin', '2', 1, 3, 0.5, 4.0, 'created', :config, "
+    "'2026-11-30 10:00:00')"
+)
+
+
+def _migrate(url: str, revision: str, *, down: bool = False) -> None:
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        (command.downgrade if down else command.upgrade)(_alembic_config(conn), revision)
+    engine.dispose()
+
+
+def _tournament_columns(url: str) -> tuple[set[str], dict[int, dict[str, object]]]:
+    """The tournament table's column names and every row's config, by id."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            names = {c["name"] for c in inspect(conn).get_columns("tournament")}
+            rows = conn.execute(text("SELECT id, config FROM tournament")).all()
+            configs = {int(tid): json.loads(raw) for tid, raw in rows}
+    finally:
+        engine.dispose()
+    return names, configs
+
+
+def test_revision_0005_moves_the_cpu_clock_from_the_config_to_a_column(new_db_url: Callable[[], str]) -> None:
+    url = new_db_url()
+    _migrate(url, "0004")
+    configs = {
+        1: {"bots": ["a", "b"], "cpu_clock": True, "sandbox": None},
+        2: {"bots": ["a", "b"], "cpu_clock": False},
+        3: {"bots": ["a", "b"]},  # made before the clock could be chosen
+    }
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for tid, config in configs.items():
+            conn.execute(INSERT_0004, {"id": tid, "name": f"old {tid}", "config": json.dumps(config)})
+    engine.dispose()
+
+    db = Database(url)  # opening upgrades to the newest revision
+    try:
+        controls = {tid: time_control_of(get_tournament(db, tid)) for tid in configs}
+        assert controls == {
+            1: TimeControl(0.5, 4.0, cpu=True),
+            2: TimeControl(0.5, 4.0),
+            3: TimeControl(0.5, 4.0),
+        }
+        for tid in configs:
+            config = json.loads(get_tournament(db, tid).config)
+            assert "cpu_clock" not in config and config["bots"] == ["a", "b"], config
+    finally:
+        db.close()
+
+    _migrate(url, "0004", down=True)
+    names, stored = _tournament_columns(url)
+    assert "cpu_clock" not in names
+    assert {tid: c["cpu_clock"] for tid, c in stored.items()} == {1: True, 2: False, 3: False}
+    assert stored[1]["bots"] == ["a", "b"]
+
+
+def test_a_cpu_clock_tournament_plays_on_the_cpu_clock_across_migrations_and_a_resume(
+    new_db_url: Callable[[], str], arena_home: Path
+) -> None:
+    """The sleepy bot waits 1 s on its first decision of each match: over the 0.5 s budget on the
+    wall clock (a timeout forfeit), inside it on the CPU clock.  The CPU-clock tournament is
+    stopped after one match, the database taken back to revision 0004 (the clock goes into the
+    config) and opened again (upgraded), and the resumed run still plays on the CPU clock."""
+    url = new_db_url()
+    db = Database(url)
+    add_bot(db, "sleepy", SLEEPY)
+    add_bot(db, "greedy", sample("greedy"))
+    cpu = create(db, ["sleepy", "greedy"], games=1, seed=7, move_time=MOVE, bank=BANK, cpu_clock=True)
+    wall = create(db, ["sleepy", "greedy"], games=1, seed=7, move_time=MOVE, bank=BANK)
+    assert cpu.id is not None and wall.id is not None
+    assert {t.control for t in queued_tasks(db, cpu.id)} == {TimeControl(MOVE, BANK, cpu=True)}
+    run_tournament(db, cpu.id, jobs=1, stop_after=1)
+    assert [r["status"] for r in match_rows(db, cpu.id)].count("finished") == 1
+    db.close()
+
+    _migrate(url, "0004", down=True)
+    _, configs = _tournament_columns(url)
+    assert (configs[cpu.id]["cpu_clock"], configs[wall.id]["cpu_clock"]) == (True, False)
+
+    db = Database(url)
+    try:
+        assert time_control_of(get_tournament(db, cpu.id)) == TimeControl(MOVE, BANK, cpu=True)
+        assert {t.control for t in queued_tasks(db, cpu.id)} == {TimeControl(MOVE, BANK, cpu=True)}
+        run_tournament(db, cpu.id, jobs=1)  # the resume
+        run_tournament(db, wall.id, jobs=1)
+        for tid, label in ((cpu.id, CPU_LABEL), (wall.id, WALL_LABEL)):
+            rows = match_rows(db, tid)
+            assert len(rows) == 2 and {r["status"] for r in rows} == {"finished"}, rows
+            for r in rows:
+                header = json.loads(load_replay(db, r["id"]).splitlines()[0])
+                assert header["time_control"] == label, (tid, header)
+                sleepy = r["seat_terminations"][r["bots"].index("sleepy")]
+                if tid == cpu.id:
+                    assert sleepy in (MatchEnd.NORMAL, MatchEnd.ROUND_CAP), r
+                else:
+                    assert sleepy == Reason.TIMEOUT, r
+            row = web_tournament(db, tid)  # the web page and its JSON say which clock
+            assert row is not None and row.time_control == label
+            assert row.to_json()["cpu_clock"] is (tid == cpu.id)
+    finally:
+        db.close()
+    shown = run_cli(arena_home, url, "tournament", "show", str(cpu.id)).stdout
+    assert f"seed 7, {CPU_LABEL}, rules" in shown

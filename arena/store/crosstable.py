@@ -66,13 +66,16 @@ def entry_names(db: Database, versions: list[int]) -> list[str]:
 
 
 def cross_table(db: Database, tournament_id: int) -> CrossTable:
-    """The tournament's cross table from its finished matches."""
+    """The tournament's cross table from its finished matches.  A bot that played without being
+    entered in the field (a tournament assembled by hand) is listed after the field."""
     versions = field_versions(db, tournament_id)
+    matches, byes = stored_history(db, tournament_id)
+    played = {v for m in matches for v in m.version_ids} | {b.version_id for b in byes}
+    versions += sorted(played - set(versions))
     entry = {v: i for i, v in enumerate(versions)}
     n = len(versions)
     points = [[0.0] * n for _ in range(n)]
     meetings = [[0] * n for _ in range(n)]
-    matches, byes = stored_history(db, tournament_id)
     for m in matches:
         if m.placings is None:
             continue

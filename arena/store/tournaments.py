@@ -422,17 +422,17 @@ def field_versions(db: Database, tournament_id: int) -> list[int]:
         entries = session.exec(
             select(TournamentEntry).where(TournamentEntry.tournament_id == tournament_id)
         ).all()
-        if not entries:
-            get_tournament(db, tournament_id)
-        ordered = sorted(
-            entries,
-            key=lambda e: (
-                e.position if e.position is not None else len(entries),
-                e.role != "candidate",
-                e.bot_version_id,
-            ),
-        )
-        return [e.bot_version_id for e in ordered]
+    if not entries:  # no field: say so if there is no such tournament (after the session above:
+        get_tournament(db, tournament_id)  # a second session inside it would wait on its lock)
+    ordered = sorted(
+        entries,
+        key=lambda e: (
+            e.position if e.position is not None else len(entries),
+            e.role != "candidate",
+            e.bot_version_id,
+        ),
+    )
+    return [e.bot_version_id for e in ordered]
 
 
 def stored_history(db: Database, tournament_id: int) -> tuple[list[StoredMatch], list[StoredBye]]:

@@ -241,8 +241,8 @@ def site(arena: Arena, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
     db.close()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="package")  # not session: Playwright's sync API keeps an event loop
+def browser() -> Iterator[Any]:  # running in the main thread, which breaks asyncio.run() in later tests
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed (./dev test installs it as root)")
     from playwright.sync_api import sync_playwright

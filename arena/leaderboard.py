@@ -10,7 +10,10 @@ leaderboards and the web app):
 - **Provisional bots apart.** A bot with fewer than ``min_games`` games (default
   :data:`MIN_GAMES`) is not ranked: it is listed separately as provisional.
 - **Each system on its own scale.** Plackett-Luce and Elo ratings are on an Elo-like scale
-  (1500 = the mean bot / the start); OpenSkill shows ``mu`` on its own scale (start 25).
+  (1500 = the mean bot / the start); OpenSkill shows ``mu`` on its own scale (start 25). Each
+  system's title, column headers and decimals come from its entry in the registry,
+  :mod:`arena.ratings.systems`; every function here that takes a ``system`` name reads it there
+  (an unregistered name raises :class:`~arena.ratings.UnknownRatingSystemError`).
 - **No interval of zero width.** An interval that rounds to a single value (too few games, or
   too few duplicate-dice groups, to resample) is shown as "too few games" (``lo``/``hi`` None).
 - **Removed bots** (``arena bots remove``) are hidden from the all-matches leaderboard, but stay
@@ -31,28 +34,14 @@ from rich.text import Text
 from sqlmodel import select
 
 from arena.endings import wins_text
-from arena.ratings import Rating, rate
+from arena.ratings import Rating, get_system, rate
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, RatingRow
 from arena.store.results import BotStats, bot_stats, game_results
 
-SYSTEMS = ("pl", "elo", "openskill")
 MIN_GAMES = 10
 """Games a bot needs before it is ranked; with fewer it is listed as provisional."""
 
-SYSTEM_TITLES = {
-    "pl": "Plackett-Luce fit (Elo-like scale, mean bot 1500), 95% bootstrap interval; "
-    "ranked by the interval's lower bound",
-    "elo": "Elo (pairwise, K=16, start 1500), 95% bootstrap interval; ranked by the interval's lower bound",
-    "openskill": "OpenSkill Plackett-Luce (mu on OpenSkill's own scale, start 25), mu ± 1.96 sigma; "
-    "ranked by mu - 3 sigma",
-}
-RATING_LABELS = {"pl": "rating", "elo": "Elo", "openskill": "mu"}
-"""Column header of the point estimate, per system."""
-RANKED_BY_LABELS = {"pl": "lower bound", "elo": "lower bound", "openskill": "mu - 3 sigma"}
-"""Column header of the value the ranking sorts by, per system."""
-DECIMALS = {"pl": 0, "elo": 0, "openskill": 1}
-"""Decimals shown per system (an interval that rounds to one value has no width)."""
 TOO_FEW = "too few games"
 
 
@@ -94,8 +83,7 @@ def leaderboard(
 
     ``include_removed`` (default: only for a tournament's standings) keeps removed bots.
     """
-    if system not in SYSTEMS:
-        raise ValueError(f"unknown rating system {system!r}; choose from {', '.join(SYSTEMS)}")
+    get_system(system)  # an unknown system is an error even when there are no results
     results = game_results(db, tournament_id)
     if not results:
         return []
@@ -113,12 +101,13 @@ def rank_rows(
     """Leaderboard rows from ratings and per-bot statistics (pure; see the module docstring)."""
     if min_games < 0:
         raise ValueError(f"the minimum of games must be 0 or more, got {min_games}")
+    decimals = get_system(system).decimals
     rows = []
     for r in sorted(ratings, key=lambda r: (-r.conservative, -r.rating, r.bot)):
         st = stats.get(r.bot) or BotStats(r.bot)
         if st.removed and not include_removed:
             continue
-        lo, hi = _interval(r, DECIMALS[system])
+        lo, hi = _interval(r, decimals)
         rows.append(
             LeaderRow(
                 rank=None,
@@ -163,7 +152,7 @@ def provisional(rows: Sequence[LeaderRow]) -> list[LeaderRow]:
 
 
 def _num(value: float, system: str) -> str:
-    return f"{value:.{DECIMALS[system]}f}"
+    return f"{value:.{get_system(system).decimals}f}"
 
 
 def interval_text(row: LeaderRow, system: str) -> str:
@@ -194,8 +183,9 @@ def _cells(row: LeaderRow, system: str) -> list[str]:
 
 def headers(system: str) -> list[str]:
     """Column headers of a ranked table (a provisional table has no ``#``)."""
+    spec = get_system(system)
     return [
-        "#", "bot", RATING_LABELS[system], "95% interval", RANKED_BY_LABELS[system],
+        "#", "bot", spec.rating_label, "95% interval", spec.ranked_by_label,
         "games", "wins", "mean score", "timeouts", "forfeits",
     ]  # fmt: skip
 
@@ -241,7 +231,8 @@ def render(
     for r in top:
         table.add_row(str(r.rank), *_cells(r, system))
     # the title lines above the table, not in it: they wrap at the console's width, not the table's
-    parts: list[RenderableType] = [Text(title, style="bold"), Text(SYSTEM_TITLES[system], style="dim"), table]
+    about = Text(get_system(system).title, style="dim")
+    parts: list[RenderableType] = [Text(title, style="bold"), about, table]
     if not top:
         parts.append(Text(f"No bot has {min_games} games yet: nobody is ranked.", style="dim"))
     waiting = provisional(rows)
@@ -263,7 +254,7 @@ def to_markdown(
     min_games: int = MIN_GAMES,
 ) -> str:
     """The leaderboard as a Markdown document: the ranked table, then the provisional list."""
-    out = [f"# {title}", "", f"Rating: {SYSTEM_TITLES[system]}.", ""]
+    out = [f"# {title}", "", f"Rating: {get_system(system).title}.", ""]
     out += [f"- {n}" for n in notes or []]
     if notes:
         out.append("")
@@ -293,7 +284,7 @@ def to_json(
     return {
         **meta,
         "system": system,
-        "ranking": SYSTEM_TITLES[system],
+        "ranking": get_system(system).title,
         "min_games": min_games,
         "rows": [asdict(r) for r in rows],
     }

@@ -6,11 +6,19 @@ from typing import Annotated
 
 import typer
 
-from arena.leaderboard import MIN_GAMES, SYSTEMS, leaderboard, render
+from arena.leaderboard import MIN_GAMES, leaderboard, render
+from arena.ratings import DEFAULT_SYSTEM, UnknownRatingSystemError, get_system, system_names
 from arena.store.tournaments import get_tournament
 from arena.termui import make_console
 
 from .common import database, fail
+
+
+def systems_help() -> str:
+    """The ``--system`` help, from the registry of rating systems: ``pl (default), elo or openskill``."""
+    names = [f"{n} (default)" if n == DEFAULT_SYSTEM else n for n in system_names()]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
 
 app = typer.Typer(
     help="Ratings with intervals; standing leaderboards in leaderboards/.", invoke_without_command=True
@@ -21,7 +29,7 @@ app = typer.Typer(
 def show(
     ctx: typer.Context,
     tournament: Annotated[int | None, typer.Option(help="only this tournament's matches")] = None,
-    system: Annotated[str, typer.Option(help="pl (default), elo or openskill")] = "pl",
+    system: Annotated[str, typer.Option(help=systems_help())] = DEFAULT_SYSTEM,
     min_games: Annotated[
         int, typer.Option(min=0, help="games a bot needs to be ranked; fewer: listed as provisional")
     ] = MIN_GAMES,
@@ -36,14 +44,18 @@ def show(
 ) -> None:
     """Print the leaderboard over all finished matches (or one tournament).
 
-    Bots are ranked conservatively (Plackett-Luce and Elo by their 95% interval's lower bound,
-    OpenSkill by mu - 3 sigma); bots with fewer than --min-games games are listed apart as
-    provisional; removed bots are hidden from the all-matches leaderboard.
+    Bots are ranked conservatively (each system by its ranked-by column: Plackett-Luce and Elo by
+    their 95% interval's lower bound, OpenSkill by mu - 3 sigma); bots with fewer than --min-games
+    games are listed apart as provisional; removed bots are hidden from the all-matches leaderboard.
+    The systems, and how each is shown, come from the registry in arena/ratings/systems.py; an
+    unregistered --system is a usage error (exit 2) that lists the registered ones.
     """
     if ctx.invoked_subcommand is not None:
         return
-    if system not in SYSTEMS:
-        raise typer.BadParameter(f"choose from {', '.join(SYSTEMS)}", param_hint="--system")
+    try:
+        get_system(system)
+    except UnknownRatingSystemError:  # "Invalid value for --system: choose from pl, elo, openskill"
+        raise typer.BadParameter(f"choose from {', '.join(system_names())}", param_hint="--system") from None
     with database(readonly=True) as db:
         if tournament is not None:
             get_tournament(db, tournament)  # an unknown id is an error, not an empty leaderboard

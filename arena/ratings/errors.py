@@ -6,7 +6,13 @@ errors are also :class:`ValueError` so callers that only know the standard hiera
 
 from __future__ import annotations
 
-__all__ = ["RatingConvergenceError", "RatingError", "RatingInputError", "UnknownRatingSystemError"]
+__all__ = [
+    "DuplicateRatingSystemError",
+    "RatingConvergenceError",
+    "RatingError",
+    "RatingInputError",
+    "UnknownRatingSystemError",
+]
 
 
 class RatingError(Exception):
@@ -21,7 +27,12 @@ class RatingInputError(RatingError, ValueError):
 
 
 class UnknownRatingSystemError(RatingError, ValueError):
-    """:func:`arena.ratings.rate` was asked for a system it does not know."""
+    """A rating system was asked for by a name the registry (:mod:`arena.ratings.systems`) does not
+    hold; the message lists the registered ones."""
+
+
+class DuplicateRatingSystemError(RatingError, ValueError):
+    """A rating system was registered under a name that is taken already."""
 
 
 class RatingConvergenceError(RatingError, RuntimeError):

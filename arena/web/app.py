@@ -26,8 +26,9 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.endings import UnknownEnding, by_forfeit, is_forfeit, parse_ending, seat_label, wins_text
-from arena.leaderboard import SYSTEM_TITLES, SYSTEMS, LeaderRow, leaderboard
-from arena.ratings.errors import RatingError
+from arena.leaderboard import LeaderRow, leaderboard
+from arena.ratings import DEFAULT_SYSTEM, RATING_SYSTEMS, get_system, system_names
+from arena.ratings.errors import RatingError, UnknownRatingSystemError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
 from arena.store.crosstable import cross_table
 from arena.store.db import Database, DatabaseDamagedError
@@ -63,6 +64,8 @@ def make_templates() -> Jinja2Templates:
     env.globals["is_forfeit"] = is_forfeit  # the seat forfeited (a Reason), from the one vocabulary
     env.globals["by_forfeit"] = by_forfeit  # it forfeited, or won because the others did
     env.globals["seat_label"] = seat_label  # "won by forfeit", "forfeited (crashed)", ...
+    env.globals["rating_systems"] = RATING_SYSTEMS  # the registry: labels, headers, decimals
+    env.filters["minus"] = lambda text: text.replace(" - ", " \u2212 ")  # "mu - 3 sigma" set in type
     return templates
 
 
@@ -110,11 +113,11 @@ def _page_args(page: str | None, per_page: str | None, default_per_page: int = 5
 
 
 def _system(value: str | None) -> str:
-    system = value or "pl"
-    if system not in SYSTEMS:
-        raise Problem(
-            400, "Bad request", f"unknown rating system {system!r}; choose from {', '.join(SYSTEMS)}"
-        )
+    system = value or DEFAULT_SYSTEM
+    try:
+        get_system(system)
+    except UnknownRatingSystemError as exc:
+        raise Problem(400, "Bad request", str(exc)) from None
     return system
 
 
@@ -271,8 +274,8 @@ def create_app(db: Database) -> FastAPI:
             "leaderboard.html",
             rows=rows,
             system=sys_,
-            systems=SYSTEMS,
-            system_title=SYSTEM_TITLES[sys_],
+            systems=system_names(),
+            system_title=get_system(sys_).title,
             tournament=t,
             nav="leaderboard",
         )
@@ -304,8 +307,8 @@ def create_app(db: Database) -> FastAPI:
             standing=format_report(db, tournament_id),
             rows=get_leaderboard(tournament_id, sys_),
             system=sys_,
-            systems=SYSTEMS,
-            system_title=SYSTEM_TITLES[sys_],
+            systems=system_names(),
+            system_title=get_system(sys_).title,
             matches=matches,
             links=_page_links(matches, f"/tournaments/{tournament_id}", {"system": sys_}),
             nav="tournaments",
@@ -378,7 +381,7 @@ def create_app(db: Database) -> FastAPI:
         rows = get_leaderboard(tid, sys_)
         return {
             "system": sys_,
-            "title": SYSTEM_TITLES[sys_],
+            "title": get_system(sys_).title,
             "tournament": tid,
             "rows": [asdict(r) for r in rows],
         }

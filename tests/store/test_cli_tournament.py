@@ -11,8 +11,9 @@ import pytest
 from sqlmodel import select
 
 from arena.endings import wins_text
-from arena.leaderboard import SYSTEM_TITLES, headers, leaderboard
+from arena.leaderboard import headers, leaderboard
 from arena.publish import LEADERBOARDS, LeaderboardDefinitionError, load_definition, publish
+from arena.ratings import get_system
 from arena.store.bots import add_bot, list_bots
 from arena.store.db import Database
 from arena.store.models import RatingRow, Tournament, TournamentEntry
@@ -56,7 +57,7 @@ def test_leaderboard_and_tournament_cli(sqlite_url: str, arena_home: Path) -> No
     ):
         system = args[-1]
         out, _ = cli("leaderboard", *args, "--min-games", "1", real=system == "pl")  # 4 games each
-        assert SYSTEM_TITLES[system] in out
+        assert get_system(system).title in out
         assert (f"Tournament {t.id}" if "--tournament" in args else "All matches") in out
         header = next(line for line in out.splitlines() if line.startswith("┃"))
         assert [c.strip() for c in header.strip("┃").split("┃")] == headers(system)

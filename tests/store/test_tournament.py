@@ -9,7 +9,8 @@ import pytest
 from sqlmodel import select
 
 from arena.engine import placings, replay, scores
-from arena.leaderboard import SYSTEMS, leaderboard
+from arena.leaderboard import leaderboard
+from arena.ratings import system_names
 from arena.store.bots import add_bot
 from arena.store.db import Database
 from arena.store.models import Match, MatchSeat, Replay, Tournament
@@ -71,7 +72,7 @@ def test_round_robin_run(db: Database) -> None:
         for b, s in zip(r["bots"], r["scores"], strict=True):
             points[b] += s
     assert games == {name: 7 for name in SAMPLES}
-    for system in SYSTEMS:
+    for system in system_names():
         board = leaderboard(db, tournament_id=t.id, system=system, min_games=7)
         assert [x.rank for x in board] == [1, 2, 3]
         assert [x.provisional for x in leaderboard(db, tournament_id=t.id, system=system)] == [True] * 3

@@ -24,22 +24,22 @@ Whatever a command does later, SQLite reporting a damaged file becomes
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import QueuePool
 from sqlmodel import Session
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while migrating ("PoolArna")
@@ -297,17 +297,44 @@ def make_engine(url: str | None = None, *, readonly: bool = False) -> Engine:
 
 
 def _alembic_config(connection: Any) -> Config:
+    from alembic.config import Config  # Alembic loads only when a schema must change
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = connection
     return cfg
 
 
+_REVISION_LINE = re.compile(
+    r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(None|"[^"]*"|'[^']*')""", re.M
+)
+
+
 def _revisions() -> tuple[str, set[str]]:
-    script = ScriptDirectory.from_config(_alembic_config(None))
-    head = script.get_current_head()
-    assert head is not None
-    return head, {rev.revision for rev in script.walk_revisions()}
+    """The newest bundled schema revision and every bundled one, read from the migration files'
+    ``revision`` / ``down_revision`` lines (what Alembic reads, without importing Alembic: a
+    command that only opens the database stays fast)."""
+    parent: dict[str, str | None] = {}
+    for path in sorted((MIGRATIONS / "versions").glob("[0-9]*.py")):
+        found = {k: None if v == "None" else v[1:-1] for k, v in _REVISION_LINE.findall(path.read_text())}
+        if "revision" in found and found["revision"] is not None:
+            parent[found["revision"]] = found.get("down_revision")
+    heads = set(parent) - {p for p in parent.values() if p is not None}
+    if len(heads) != 1:
+        raise StoreError(f"the bundled migrations in {MIGRATIONS} have {len(heads)} heads: {sorted(heads)}")
+    return heads.pop(), set(parent)
+
+
+def _current(conn: Connection) -> str | None:
+    """The database's schema revision (Alembic's ``alembic_version`` row), None when it has none."""
+    from sqlalchemy import inspect, text
+
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+    if len(rows) > 1:
+        raise StoreError(f"the database has {len(rows)} schema revisions (expected one): {rows}")
+    return str(rows[0][0]) if rows else None
 
 
 def _too_new(where: str, current: str, head: str) -> SchemaTooNewError:
@@ -330,10 +357,12 @@ def migrate(engine: Engine) -> str:
         with engine.begin() as conn:
             if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE)
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-            current = MigrationContext.configure(conn).get_current_revision()
+            current = _current(conn)
             if current is not None and current not in known:
                 raise _too_new(where, current, head)
             if current != head:
+                from alembic import command
+
                 command.upgrade(_alembic_config(conn), "head")
     except OperationalError as exc:
         raise DatabaseUnavailableError(f"cannot open the database: {exc.orig}") from None
@@ -348,7 +377,7 @@ def current_revision(engine: Engine, where: str) -> str:
     head, known = _revisions()
     try:
         with engine.connect() as conn:
-            current = MigrationContext.configure(conn).get_current_revision()
+            current = _current(conn)
     except OperationalError as exc:
         raise DatabaseUnavailableError(f"cannot open the database {where}: {exc.orig}") from None
     if current is None:

@@ -225,3 +225,26 @@ def test_concurrent_cli_writers(sqlite_url: str, arena_home: Path, tmp_path: Pat
     assert all(i.versions == 1 for i in infos)
     artifacts = sorted(p.name for p in (arena_home / "artifacts").rglob("*") if p.is_file())
     assert artifacts == sorted(f"bot{r}.py" for r in range(3))  # no temporary files left behind
+
+
+def test_bundled_revisions_are_read_as_alembic_reads_them() -> None:
+    """The store reads the newest revision from the migration files without importing Alembic
+    (so opening a database is fast); it must agree with Alembic's own reading."""
+    from arena.store.db import _revisions
+
+    head, known = _revisions()
+    assert head == SCRIPT.get_current_head()
+    assert known == set(REVISIONS)
+
+
+def test_opening_a_current_database_does_not_import_alembic(tmp_path: Path) -> None:
+    code = (
+        "import sys; from arena.store.db import Database; "
+        f"Database('sqlite:///{tmp_path}/a.db').close(); "  # creates and migrates: Alembic loads
+        "[sys.modules.pop(m) for m in list(sys.modules) if m == 'alembic' or m.startswith('alembic.')]; "
+        f"Database('sqlite:///{tmp_path}/a.db').close(); "
+        f"Database('sqlite:///{tmp_path}/a.db', readonly=True).close(); "
+        "print(any(m == 'alembic' or m.startswith('alembic.') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr

@@ -2,47 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from integration.conftest import adopt_orphans, no_surviving_children
 
 from arena.sandbox import bwrap_problem
 
-from .helpers import child_pids
-
-PR_SET_CHILD_SUBREAPER = 36
-
-
-@pytest.fixture(scope="session", autouse=True)
-def adopt_orphans() -> Iterator[None]:
-    """The test process adopts any orphaned descendant, so a bot left behind is seen below."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    ok = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    yield
-    if ok:
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-
-
-@pytest.fixture(autouse=True)
-def no_surviving_children() -> Iterator[None]:
-    """No test may leave a running bot behind (a broken bot's opponent included)."""
-    before = child_pids()
-    yield
-    deadline = time.monotonic() + 3.0
-    while True:
-        leftover = child_pids(include_zombies=False) - before
-        if not leftover or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    for pid in child_pids() - before - leftover:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-    assert not leftover, f"child processes survived the test: {sorted(leftover)}"
+# The same no-bot-left-behind guard as the integration tests (re-exported: pytest finds fixtures
+# by name in this module).
+__all__ = ["adopt_orphans", "no_surviving_children"]
 
 
 @pytest.fixture

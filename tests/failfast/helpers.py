@@ -65,21 +65,6 @@ def arena(*args: str, home: Path, cwd: Path, timeout: float = 120, env: dict[str
     return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
 
 
-def child_pids(*, include_zombies: bool = True) -> set[int]:
-    """Pids whose parent is this (test) process."""
-    me, out = os.getpid(), set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == me and (include_zombies or fields[0] not in ("Z", "X")):
-            out.add(int(entry))
-    return out
-
-
 def cli(*args: str, home: Path, code: int | None = 0) -> Run:
     """``arena ARGS`` in this process (Typer's runner: no interpreter start-up per call)."""
     from typer.testing import CliRunner

@@ -24,6 +24,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -87,6 +88,7 @@ class StopSignals:
         self._deferred = 0
         self._previous: dict[int, Any] = {}
         self._outer: StopSignals | None = None
+        self._hook: Callable[[Any], Any] | None = None
 
     def __enter__(self) -> StopSignals:
         global _active
@@ -99,11 +101,14 @@ class StopSignals:
             self._previous[sig] = old
             signal.signal(sig, self._handle)
         self._outer, _active = _active, self
+        self._hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
     def __exit__(self, *exc: object) -> None:
         global _active
         _active = self._outer
+        if self._hook is not None:
+            sys.unraisablehook, self._hook = self._hook, None
         for sig, old in self._previous.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
         self._previous.clear()
@@ -114,6 +119,16 @@ class StopSignals:
         self.signum = signum
         if self._deferred == 0:
             raise Stopped(signum)
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """A signal that arrived while a finalizer (``__del__``, a weakref callback) ran raised
+        :class:`Stopped` there, where Python can only report and drop it: say nothing, the stop
+        stays requested (:attr:`signum`) and is raised at the next safe point (leaving
+        :func:`deferred_stop`, :meth:`raise_if_requested`).  Anything else goes to the previous hook."""
+        if isinstance(unraisable.exc_value, Stopped):
+            return
+        if self._hook is not None:
+            self._hook(unraisable)
 
     def raise_if_requested(self) -> None:
         """Raise :class:`Stopped` if a stop was requested."""

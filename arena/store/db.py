@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+LOCKED_RETRY_S = 60.0  # how long opening waits for a busy SQLite database (its busy timeout)
 MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while migrating ("PoolArna")
 DEFAULT_HOME = "arena-data"
 SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN = 11, 26, 8, 14
@@ -353,19 +355,28 @@ def migrate(engine: Engine) -> str:
     """
     head, known = _revisions()
     where = describe(engine.url.render_as_string(hide_password=False))
-    try:
-        with engine.begin() as conn:
-            if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE)
-                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-            current = _current(conn)
-            if current is not None and current not in known:
-                raise _too_new(where, current, head)
-            if current != head:
-                from alembic import command
+    deadline = time.monotonic() + LOCKED_RETRY_S
+    while True:
+        try:
+            with engine.begin() as conn:
+                if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE)
+                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+                current = _current(conn)
+                if current is not None and current not in known:
+                    raise _too_new(where, current, head)
+                if current != head:
+                    from alembic import command
 
-                command.upgrade(_alembic_config(conn), "head")
-    except OperationalError as exc:
-        raise DatabaseUnavailableError(f"cannot open the database: {exc.orig}") from None
+                    command.upgrade(_alembic_config(conn), "head")
+            break
+        except OperationalError as exc:
+            # SQLite can answer "database is locked" at once, without its busy wait (e.g. while
+            # another process sets up or checkpoints the WAL): a busy database is waited for,
+            # like any other writer, not reported as unavailable.
+            if "database is locked" in str(exc.orig) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            raise DatabaseUnavailableError(f"cannot open the database: {exc.orig}") from None
     return head
 
 

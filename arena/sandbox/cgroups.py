@@ -146,16 +146,19 @@ class BotCgroup:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
 
-    def remove(self, attempts: int = 50) -> None:
+    def remove(self, attempts: int = 250) -> None:
         """Kill what is left and delete the cgroups (trying ``attempts`` times, 20 ms apart, while
-        the killed processes exit)."""
+        the killed processes exit: on a loaded machine a killed fork bomb or memory hog can take
+        seconds; what reappears in the group meanwhile is killed again)."""
         self.kill_all()
         for d in self.dirs.values():
-            for _ in range(attempts):
+            for attempt in range(attempts):
                 try:
                     d.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
+                    if attempt % 25 == 24:
+                        self.kill_all()
                     time.sleep(0.02)

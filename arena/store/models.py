@@ -174,3 +174,6 @@ class RatingRow(SQLModel, table=True):
     hi: float
     games: int
     computed_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+from . import models_accounts as models_accounts  # noqa: E402  (tables of revision 0006)

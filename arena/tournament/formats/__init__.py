@@ -21,6 +21,7 @@ from .base import (
 )
 from .fixed import Gauntlet, RoundRobin
 from .knockout import Knockout
+from .ladder import Ladder
 from .swiss import Swiss
 
 REGISTRY: dict[str, type[Format]] = {
@@ -28,6 +29,7 @@ REGISTRY: dict[str, type[Format]] = {
     Gauntlet.name: Gauntlet,
     Swiss.name: Swiss,
     Knockout.name: Knockout,
+    Ladder.name: Ladder,
 }
 
 

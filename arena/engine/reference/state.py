@@ -1,0 +1,214 @@
+"""FROZEN REFERENCE COPY of the ``State`` class and ``new_game`` of ``arena/engine/state.py`` as of
+commit d3168dd (before issue 20).
+
+Do not optimise or change this module: it is part of the plain baseline that
+``benchmarks/engine.py`` measures the engine against and that ``tests/engine`` checks the engine
+with.  ``Phase``, ``Termination`` and ``NO_DICE`` are shared with the engine (plain values).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..board import (
+    CHIPS_TOTAL,
+    DIVING_BOARD,
+    FIGURES_PER_PLAYER,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    N_DICE,
+    N_LOUNGERS,
+    TOWELS_PER_PLAYER,
+)
+from ..state import NO_DICE, Phase
+from ..variants import DEFAULT, Rules
+
+if TYPE_CHECKING:
+    from ..actions import Action
+
+
+class State:
+    """A complete, immutable game state.
+
+    Fields (all read-only by contract):
+
+    * ``players`` (2-4), ``phase`` (:class:`Phase`), ``seat`` (the seat to act or to throw for);
+    * ``round`` and ``turn`` (both 0 during setup, then counted from 1), ``throw_no`` (throws made
+      in this turn, a CHIP's re-throw included), ``dice`` (how many dice the next throw uses);
+    * ``kept``, ``last``, ``result``: per-face counts (6 ints, face 5 = lifeguard) of the dice set
+      aside, of the last throw (while it lies on the table), and of the turn's rolling result;
+    * ``guard``: lifeguard position, -1 = diving board, 0..10 loop fields (R6);
+    * per lounger (26): ``towel`` owner seat or -1, ``secured`` (guest side up), ``figure`` owner
+      seat or -1;
+    * per seat: ``towels`` and ``figures`` in supply, ``chips`` held; ``pool`` chips left;
+    * ``occupied``: loungers with a secured towel or a figure (R25); ``final_round``: R25 has
+      triggered and the game ends when this round completes; ``termination`` once over;
+    * ``rules``: the :class:`~arena.engine.variants.Rules` this game is played under (R25, R26
+      read their thresholds from it); it never changes during a game.
+    """
+
+    __slots__ = (
+        "_legal",
+        "chips",
+        "dice",
+        "figure",
+        "figures",
+        "final_round",
+        "guard",
+        "kept",
+        "last",
+        "occupied",
+        "phase",
+        "players",
+        "pool",
+        "result",
+        "round",
+        "rules",
+        "seat",
+        "secured",
+        "termination",
+        "throw_no",
+        "towel",
+        "towels",
+        "turn",
+    )
+
+    players: int
+    phase: Phase
+    seat: int
+    round: int
+    turn: int
+    throw_no: int
+    dice: int
+    kept: tuple[int, ...]
+    last: tuple[int, ...]
+    result: tuple[int, ...]
+    guard: int
+    towel: tuple[int, ...]
+    secured: tuple[bool, ...]
+    figure: tuple[int, ...]
+    towels: tuple[int, ...]
+    figures: tuple[int, ...]
+    chips: tuple[int, ...]
+    pool: int
+    occupied: int
+    final_round: bool
+    termination: str | None
+    rules: Rules
+    _legal: tuple[Action, ...] | None
+
+    def _copy(self) -> State:
+        """A shallow copy for the rules to fill in before handing it out (tuples are shared)."""
+        s = State.__new__(State)
+        s.players = self.players
+        s.phase = self.phase
+        s.seat = self.seat
+        s.round = self.round
+        s.turn = self.turn
+        s.throw_no = self.throw_no
+        s.dice = self.dice
+        s.kept = self.kept
+        s.last = self.last
+        s.result = self.result
+        s.guard = self.guard
+        s.towel = self.towel
+        s.secured = self.secured
+        s.figure = self.figure
+        s.towels = self.towels
+        s.figures = self.figures
+        s.chips = self.chips
+        s.pool = self.pool
+        s.occupied = self.occupied
+        s.final_round = self.final_round
+        s.termination = self.termination
+        s.rules = self.rules
+        s._legal = None
+        return s
+
+    @property
+    def is_chance(self) -> bool:
+        """True when the next event is a throw that the caller supplies."""
+        return self.phase == Phase.THROW
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has ended (R25, R26)."""
+        return self.phase == Phase.OVER
+
+    @property
+    def unoccupied(self) -> int:
+        """Loungers, of all 26, that carry neither a secured towel nor a figure (R25)."""
+        return N_LOUNGERS - self.occupied
+
+    def key(self) -> tuple[object, ...]:
+        """Every field as one tuple: equal keys mean equal states."""
+        return (
+            self.players,
+            int(self.phase),
+            self.seat,
+            self.round,
+            self.turn,
+            self.throw_no,
+            self.dice,
+            self.kept,
+            self.last,
+            self.result,
+            self.guard,
+            self.towel,
+            self.secured,
+            self.figure,
+            self.towels,
+            self.figures,
+            self.chips,
+            self.pool,
+            self.occupied,
+            self.final_round,
+            self.termination,
+            self.rules.version,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __repr__(self) -> str:
+        return (
+            f"<State players={self.players} phase={self.phase.label} seat={self.seat} "
+            f"round={self.round} turn={self.turn} unoccupied={self.unoccupied}>"
+        )
+
+
+def new_game(players: int, rules: Rules = DEFAULT) -> State:
+    """The state before the first setup placement (R4, R5, R7, R8), played under ``rules``
+    (the standard rules unless a variant is chosen; see :mod:`arena.engine.variants`)."""
+    if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {players!r}")
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be an arena.engine.variants.Rules, got {rules!r}")
+    s = State.__new__(State)
+    s.players = players
+    s.phase = Phase.SETUP
+    s.seat = 0
+    s.round = 0
+    s.turn = 0
+    s.throw_no = 0
+    s.dice = N_DICE
+    s.kept = NO_DICE
+    s.last = NO_DICE
+    s.result = NO_DICE
+    s.guard = DIVING_BOARD
+    s.towel = (-1,) * N_LOUNGERS
+    s.secured = (False,) * N_LOUNGERS
+    s.figure = (-1,) * N_LOUNGERS
+    s.towels = (TOWELS_PER_PLAYER,) * players
+    s.figures = (FIGURES_PER_PLAYER,) * players
+    s.chips = (0,) * players
+    s.pool = CHIPS_TOTAL
+    s.occupied = 0
+    s.final_round = False
+    s.termination = None
+    s.rules = rules
+    s._legal = None
+    return s

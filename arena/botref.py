@@ -36,11 +36,12 @@ class BotRefError(BotLaunchError):
 
 
 def sample_bots() -> dict[str, Path]:
-    """The sample bots by name: every ``bots/<name>_bot.py``."""
+    """The sample bots by name: every ``bots/<name>_bot.py`` (an underscore in ``<name>`` reads as a
+    hyphen: ``greedy_naive_bot.py`` is ``greedy-naive``)."""
     if not SAMPLES_DIR.is_dir():
         return {}
     return {
-        p.name.removesuffix(SAMPLE_SUFFIX): p
+        p.name.removesuffix(SAMPLE_SUFFIX).replace("_", "-"): p
         for p in sorted(SAMPLES_DIR.glob(f"*{SAMPLE_SUFFIX}"))
         if p.is_file()
     }

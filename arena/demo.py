@@ -29,14 +29,14 @@ from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import create
 
 REPO = Path(__file__).resolve().parent.parent
-SAMPLES = ("greedy", "invader", "search", "random")
+SAMPLES = ("greedy", "greedy-naive", "invader", "search", "random")
 
 
 def register_samples(db: Database) -> list[str]:
     """Register every sample bot present in bots/; return their names."""
     names = []
     for name in SAMPLES:
-        path = REPO / "bots" / f"{name}_bot.py"
+        path = REPO / "bots" / f"{name.replace('-', '_')}_bot.py"
         if not path.exists():
             continue
         with contextlib.suppress(DuplicateUploadError):  # already registered, unchanged

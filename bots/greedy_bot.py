@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
-"""A bot that plays the engine's greedy policy: best colour, best lounger, no lookahead."""
+"""The greedy sample: plain one-ply play, rolling decisions by the exact expected worth.
 
-from arena.engine import GreedyPolicy
+It takes the action worth most now; while rolling it compares STOP with every KEEP (and, when
+the throw is hopeless, a CHIP) by the exact distribution of the next throw and the best action
+each outcome would reach.  See ``arena/strength/greedy.py``.  (``bots/greedy_naive_bot.py`` is the
+project's first, naive greedy.)
+"""
+
 from arena.sdk import Bot, run
+from arena.strength.dice import warm
+from arena.strength.greedy import OnePlyGreedy
 
 
 class GreedyBot(Bot):
     name = "greedy"
+    version = "2"
 
     def __init__(self) -> None:
         super().__init__()
-        self.policy = GreedyPolicy()
+        self.policy = OnePlyGreedy()
+        warm()
 
     def choose(self, state, legal):
         return self.policy.choose(state)

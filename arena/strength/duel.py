@@ -1,0 +1,92 @@
+"""Fast duplicate-dice games in one process, for tuning (no referee, no bot processes, no clock).
+
+``arena evaluate`` is the measurement of record (real bots, real time limits); this plays the
+same kind of duplicate groups -- one seed under every seating, the candidate in each seat once
+against ``players - 1`` copies of the baseline -- with policies called directly, so a tuning run
+of a hundred games takes about a minute on one core.  Summaries use :mod:`arena.evaluation`.
+
+    .venv/bin/python -m arena.strength.duel search greedy --players 2 --games 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+from arena.engine import GreedyPolicy, Policy, RandomPolicy, play_game
+from arena.evaluation import GameOutcome, GroupOutcome, Summary, summarize
+
+PolicyFactory = Callable[[int, int], Policy]  # (seed, seat) -> a fresh policy for one game
+
+
+def factory(name: str) -> PolicyFactory:
+    """A policy factory by name: ``greedy``, ``greedy-naive``, ``random``, ``search``."""
+    if name == "greedy":
+        from .greedy import OnePlyGreedy
+
+        return lambda seed, seat: OnePlyGreedy()
+    if name == "greedy-naive":
+        return lambda seed, seat: GreedyPolicy()
+    if name == "random":
+        return lambda seed, seat: RandomPolicy(f"{seed}:{seat}")
+    if name == "search":
+        from .search import SearchPolicy
+
+        return lambda seed, seat: SearchPolicy()
+    raise ValueError(f"unknown policy {name!r} (greedy, greedy-naive, random, search)")
+
+
+def play_group(candidate: PolicyFactory, baseline: PolicyFactory, players: int, seed: int) -> GroupOutcome:
+    """One duplicate group: ``seed`` with the candidate in every seat once."""
+    games = []
+    for seat in range(players):
+        policies = [candidate(seed, s) if s == seat else baseline(seed, s) for s in range(players)]
+        out = play_game(seed, policies, record=False).outcome
+        games.append(GameOutcome(seed, seat, out.scores, out.placings, out.termination))
+    return GroupOutcome(seed, tuple(games))
+
+
+def duel(
+    candidate: PolicyFactory,
+    baseline: PolicyFactory,
+    players: int,
+    groups: int,
+    seed: int = 1,
+    progress: Callable[[list[GroupOutcome]], None] | None = None,
+    names: tuple[str, str] = ("candidate", "baseline"),
+) -> Summary:
+    """Play ``groups`` duplicate groups from ``seed`` on and summarise them."""
+    done: list[GroupOutcome] = []
+    for g in range(groups):
+        done.append(play_group(candidate, baseline, players, seed + g))
+        if progress is not None:
+            progress(done)
+    return summarize(names[0], names[1], done)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: candidate and baseline names, players, games, seed."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("candidate")
+    ap.add_argument("baseline")
+    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--games", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    start = time.monotonic()
+    groups = max(1, args.games // args.players)
+    s = duel(factory(args.candidate), factory(args.baseline), args.players, groups, args.seed,
+             names=(args.candidate, args.baseline))  # fmt: skip
+    print(
+        f"{s.candidate} vs {s.baseline}, {s.players}p, {s.games} games: share {s.share.estimate:.3f} "
+        f"Elo {s.elo.estimate:+.0f} [{s.elo.low:+.0f}, {s.elo.high:+.0f}] score diff "
+        f"{s.score_difference.estimate:+.2f} [{s.score_difference.low:+.2f}, {s.score_difference.high:+.2f}] "
+        f"({time.monotonic() - start:.0f} s)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -45,6 +45,8 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
      "Ratings with intervals; standing leaderboards in leaderboards/."),
     ("replays", "arena.cli.replays_cmd:app", "List, show, export and verify the replays of stored matches."),
     ("db", "arena.cli.db_cmd:app", "Check, back up and upgrade the database."),
+    ("train", "arena.cli.train_cmd:train",
+     "Train the learned evaluation by self-play (reproducible, resumable, plots its learning curve)."),
 )
 
 _app: typer.Typer | None = None

@@ -15,7 +15,7 @@
   const STATES = DATA.states;
   const EVENTS = DATA.events;
   const BOARD = DATA.board;
-  const N = EVENTS.length;
+  let N = EVENTS.length; // grows when a live page adds events (poolViewer.extend)
   const SEATING = DATA.seating;
   const FORFEITS = DATA.forfeits || [];
   // The rules the game was played under (standard or a variant): R25's threshold comes from here.
@@ -376,26 +376,27 @@
     li0.dataset.step = "0";
     log.appendChild(li0);
     logItems.push(li0);
-    EVENTS.forEach((e) => {
-      const li = document.createElement("li");
-      li.dataset.step = String(e.index);
-      const sw = document.createElement("span");
-      sw.className = "swatch";
-      sw.style.background = SEAT[e.seat];
-      li.appendChild(sw);
-      const t = document.createElement("span");
-      t.textContent = e.kind === "throw" ? e.throw : `${e.seat}: ${e.action}`;
-      li.appendChild(t);
-      if (e.kind === "throw") li.className = "throw";
-      if (e.auto) li.classList.add("auto");
-      log.appendChild(li);
-      logItems.push(li);
-    });
+    EVENTS.forEach(addLogItem);
     log.addEventListener("click", (ev) => {
       const li = ev.target.closest("li");
       if (li) go(Number(li.dataset.step));
     });
   })();
+  function addLogItem(e) {
+    const li = document.createElement("li");
+    li.dataset.step = String(e.index);
+    const sw = document.createElement("span");
+    sw.className = "swatch";
+    sw.style.background = SEAT[e.seat];
+    li.appendChild(sw);
+    const t = document.createElement("span");
+    t.textContent = e.kind === "throw" ? e.throw : `${e.seat}: ${e.action}`;
+    li.appendChild(t);
+    if (e.kind === "throw") li.className = "throw";
+    if (e.auto) li.classList.add("auto");
+    log.appendChild(li);
+    logItems.push(li);
+  }
 
   function forfeitedBy(k) {
     return FORFEITS.filter((f) => (f.at_event || 0) <= k);
@@ -554,8 +555,8 @@
       div.textContent = `${seatName(f.seat)} forfeited after event ${f.at_event}: ${f.reason}` + (f.detail ? ` — ${f.detail}` : "");
       evForfeit.appendChild(div);
     });
-    evResult.hidden = k !== N;
-    if (k === N) {
+    evResult.hidden = k !== N || !DATA.result || !DATA.result.scores; // (a live game has none yet)
+    if (!evResult.hidden) {
       const r = DATA.result;
       evResult.textContent = `Result (${r.termination}): ` + r.scores.map((sc, p) => `${SEATING[p]} ${sc} pts, place ${r.placings[p]}`).join(" · ");
     }
@@ -653,7 +654,19 @@
     get step() {
       return step;
     },
-    steps: N,
+    get steps() {
+      return N;
+    },
+    // A live page (the play page) adds the states and events that happened since: the states
+    // after events N+1.. and those events, in the view data's format; then it steps through them.
+    extend: function (states, events, forfeits, result) {
+      states.forEach((st) => STATES.push(st));
+      events.forEach((e) => { EVENTS.push(e); addLogItem(e); });
+      (forfeits || []).forEach((f) => FORFEITS.push(f));
+      if (result) DATA.result = result;
+      N = EVENTS.length;
+      slider.max = String(N);
+    },
   };
   function stepFromHash() {
     const m = /step=(\d+)/.exec(location.hash);

@@ -1,0 +1,373 @@
+"""The search player: exact expectimax over the turn's rolling, future-aware action worths.
+
+How it decides
+==============
+* **Setup** (R8): a fixed preference by lounger value (``Params.setup``), the leftmost free
+  lounger within a value.
+* **Rolling** (R10-R15): :class:`arena.strength.rolling.TurnPlanner`, the exact expectimax over the
+  whole rest of the turn (every STOP / KEEP / CHIP, every outcome of every throw with its exact
+  probability), its leaves the best lounger action each result reaches, valued by the worth model.
+* **Action** (R19-R23): the legal action of the highest worth.
+
+Worths (the leaf evaluation)
+----------------------------
+Worths are points of margin, PASS = 0 (:mod:`arena.strength.worth`).  By default they come from
+:class:`arena.strength.worth.Potential` (an own plain towel likely to be flipped anyway is worth
+less than its face value; the RECLAIM/CONQUER race; chips; potentials fading towards the end),
+with two refinements here:
+
+* **opponents modelled** (3-4 players, ``Params.focus``): what an action takes from one opponent
+  is weighted by how close that opponent is to me (a point taken from the player I am racing for
+  a placing counts more than one taken from a player far behind or far ahead: the pairwise share
+  of R28 moves only where the race is close);
+* **the last turn** of the game (R25: the final round, the last seat): the worth of an action is
+  the pairwise result it gives (beating each opponent is worth ``Params.last_turn_scale`` points,
+  a tie half), plus a small tie-break by margin, so the rolling plays for the win.
+
+The **leaf-evaluation hook**: a :class:`WorthModel` (anything with ``worths(state) -> Worths``)
+replaces the potentials; :class:`ValueWorths` turns a learned state value ``value(state, seat) ->
+expected final margin`` into one (worth of an action = value after it minus value after
+passing).  ``SearchPolicy(worth_model=...)`` or, for the bot, the environment variable
+``SEARCH_BOT_VALUE=package.module:name`` (a ``WorthModel``, or a value callable; see
+:func:`load_worth_model`).
+
+Determinism and time
+--------------------
+No clock and no randomness: the search is exact and small (a decision takes a few milliseconds
+on average, the worst case -- a fresh turn with 4 chips -- about 40 ms of one core), so the same
+state always gives the same choice, on an idle machine or a loaded one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from arena.engine import Action, ActionKind, Phase, State, apply, legal_actions, scores
+from arena.engine.board import (
+    BLOCKED,
+    CHIPS_MAX_HELD,
+    FIVES,
+    LOUNGER_COLOUR,
+    LOUNGER_VALUE,
+    N_COLOURS,
+    N_LOUNGERS,
+    REGULAR,
+)
+
+from .rolling import TurnPlanner
+from .worth import ByValue, Potential, Worths, invade_gain
+
+StateValue = Callable[[State, int], float]  # (state, seat) -> expected final margin of that seat
+
+
+class WorthModel(Protocol):
+    """The leaf evaluation: the worths of the seat to act's lounger actions this turn."""
+
+    def worths(self, state: State) -> Worths:
+        """Worths for the seat to act of ``state`` (rolling or action phase, or the throw before)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Params:
+    """The search's weights (see the module docstring)."""
+
+    potential: Potential = Potential()
+    setup: ByValue = (0.0, 0.0, 3.0, 2.0, 1.0, 0.0)  # placement preference by value
+    focus: float = 0.0  # opponent modelling: 0 = off; else closeness scale (points per sqrt round)
+    last_turn_scale: float = 10.0  # points per opponent beaten, in the game's last turn (0 = off)
+
+    @staticmethod
+    def for_players(players: int) -> Params:
+        """The tuned defaults for a table of ``players``."""
+        if players == 2:
+            return Params()
+        return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0))
+
+
+# ----------------------------------------------------------------------------- worth models
+
+
+def is_last_turn(state: State) -> bool:
+    """True when this is the game's last turn: the final round (R25) and the last seat."""
+    return state.final_round and state.seat == state.players - 1
+
+
+def pairwise(points: Sequence[float], me: int) -> float:
+    """The pairwise result of ``me`` (1 per opponent below, 1/2 per equal), over opponents."""
+    mine = points[me]
+    total = 0.0
+    for seat, p in enumerate(points):
+        if seat != me:
+            total += 1.0 if mine > p else 0.5 if mine == p else 0.0
+    return total / (len(points) - 1)
+
+
+def _after(state: State, action: Action) -> State | None:
+    """The state after the seat to act takes the lounger ``action`` this turn (any dice that
+    reach it), or None if no result could make it legal.  The lifeguard stays where he is unless
+    he blocks the lounger; then he is treated as being on the diving board."""
+    s = state._copy()
+    s.phase = Phase.ACTION
+    counts = [0] * 6
+    if action.kind == ActionKind.TAKE_FIVE:
+        counts[0] = 5
+    elif action.kind != ActionKind.PASS:
+        i = action.lounger
+        counts[LOUNGER_COLOUR[i]] = LOUNGER_VALUE[i]
+        if i in BLOCKED[state.guard + 1]:
+            s.guard = -1
+    s.result = tuple(counts)
+    if action not in legal_actions(s):
+        return None
+    return apply(s, action)
+
+
+class LastTurn:
+    """Worths in the game's last turn: the pairwise result (module docstring)."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def worths(self, state: State) -> Worths:
+        """Worth = scale x (pairwise result after the action - after passing) + margin / 100."""
+        me = state.seat
+        base = scores(state)
+        n = state.players
+
+        def utility(pts: Sequence[float]) -> float:
+            margin = pts[me] - (sum(pts) - pts[me]) / (n - 1)
+            return self.scale * pairwise(pts, me) + 0.01 * margin
+
+        held = state.chips[me]
+        u0 = utility(base)
+        acts: list[tuple[float, bool] | None] = [None] * N_LOUNGERS
+        five = None
+        for i in range(N_LOUNGERS):
+            for kind in (ActionKind.FLIP, ActionKind.RECLAIM, ActionKind.INVADE, ActionKind.CONQUER,
+                         ActionKind.TAKE_FIVE):  # fmt: skip
+                a = Action(kind, i)
+                after = _after(state, a)
+                if after is None:
+                    continue
+                pts = list(scores(after))
+                pts[me] -= after.chips[me] // 2 - held // 2  # chips are valued separately
+                u = utility(pts) - u0
+                if kind == ActionKind.TAKE_FIVE:
+                    five = u if five is None else max(five, u)
+                else:
+                    acts[i] = (u, kind == ActionKind.INVADE)
+                break
+        # a chip is worth what its point does to the result (R27: one point per two chips)
+        chip_value = tuple(
+            utility([p + (c // 2 - held // 2 if s == me else 0) for s, p in enumerate(base)]) - u0
+            for c in range(CHIPS_MAX_HELD + 1)
+        )
+        return Worths(state.guard, tuple(acts), five, chip_value, held + state.pool)
+
+
+class ValueWorths:
+    """A :class:`WorthModel` from a state value ``value(state, seat)`` (expected final margin of
+    ``seat``): an action is worth the value after it minus the value after passing.  Chips are
+    valued ``chip`` points each; an INVADE's chips are inside the value after it."""
+
+    def __init__(self, value: StateValue, chip: float = 0.45) -> None:
+        self.value = value
+        self.chip = chip
+
+    def worths(self, state: State) -> Worths:
+        """The worths of the seat to act's lounger actions by the value function."""
+        me = state.seat
+        passed = _after(state, Action(ActionKind.PASS))
+        assert passed is not None
+        v0 = self.value(passed, me)
+        acts: list[tuple[float, bool] | None] = [None] * N_LOUNGERS
+        five = None
+        for i in range(N_LOUNGERS):
+            for kind in (ActionKind.FLIP, ActionKind.RECLAIM, ActionKind.INVADE, ActionKind.CONQUER,
+                         ActionKind.TAKE_FIVE):  # fmt: skip
+                after = _after(state, Action(kind, i))
+                if after is None:
+                    continue
+                u = self.value(after, me) - v0
+                if kind == ActionKind.TAKE_FIVE:
+                    five = u if five is None else max(five, u)
+                else:
+                    acts[i] = (u, False)
+                break
+        chip_value = tuple(self.chip * c for c in range(CHIPS_MAX_HELD + 1))
+        return Worths(state.guard, tuple(acts), five, chip_value, state.chips[me] + state.pool)
+
+
+class FocusedPotential:
+    """:class:`Potential` with the opponents modelled (module docstring): what an action takes
+    from opponent ``j`` is weighted by ``closeness(j)``, normalised over the opponents."""
+
+    def __init__(self, potential: Potential, focus: float) -> None:
+        self.potential = potential
+        self.focus = focus
+
+    def weights(self, state: State) -> list[float]:
+        """Per seat: the weight of a point that seat loses (0 for the seat to act)."""
+        me = state.seat
+        n = state.players
+        est = [float(x) for x in scores(state)]
+        for i in REGULAR:
+            o = state.towel[i]
+            if o >= 0 and not state.secured[i] and state.figure[i] < 0:
+                est[o] += 0.25 * LOUNGER_VALUE[i]
+        sigma = 2.0 + self.focus * math.sqrt(self.potential.rounds_left(state) + 1.0)
+        raw = [0.0 if s == me else math.exp(-(((est[me] - est[s]) / sigma) ** 2)) + 0.05 for s in range(n)]
+        total = sum(raw)
+        return [r / total for r in raw]
+
+    def worths(self, state: State) -> Worths:
+        """The potential worths, re-weighting the loss of each opponent."""
+        base = self.potential.worths(state)
+        if state.players == 2 or self.focus <= 0:
+            return base
+        w = self.weights(state)
+        even = 1.0 / (state.players - 1)
+        me = state.seat
+        fade = self.potential.fade(state)
+        lam = [x * fade for x in self.potential.lam]
+        rho = [x * fade for x in self.potential.rho]
+        acts = list(base.acts)
+        for i in REGULAR:
+            a = acts[i]
+            if a is None:
+                continue
+            v = LOUNGER_VALUE[i]
+            owner, fig = state.towel[i], state.figure[i]
+            if owner == me and fig >= 0:  # RECLAIM: the intruder's loss
+                loss = 1 + rho[v] * (v - 2)
+                acts[i] = (a[0] + loss * (w[fig] - even), a[1])
+            elif owner != me and fig < 0:  # INVADE: the owner's potential
+                loss = (lam[v] - rho[v]) * v
+                acts[i] = (a[0] + loss * (w[owner] - even), a[1])
+            elif fig == me:  # CONQUER: the owner's race
+                loss = rho[v] * v
+                acts[i] = (a[0] + loss * (w[owner] - even), a[1])
+        return replace(base, acts=tuple(acts))
+
+
+def load_worth_model(spec: str) -> WorthModel:
+    """The worth model ``package.module:name`` names: a :class:`WorthModel` instance, a class or
+    factory returning one, or a state value ``(state, seat) -> float`` (wrapped in
+    :class:`ValueWorths`).  Raises ``ValueError`` with what was wrong."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"a worth model is 'package.module:name', got {spec!r}")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load the worth model {spec!r}: {exc}") from None
+    if hasattr(obj, "worths") and not isinstance(obj, type):
+        return obj  # type: ignore[no-any-return]
+    if isinstance(obj, type):
+        made = obj()
+        if hasattr(made, "worths"):
+            return made  # type: ignore[no-any-return]
+        raise ValueError(f"{spec!r} is a class without a worths(state) method")
+    if callable(obj):
+        return ValueWorths(obj)
+    raise ValueError(f"{spec!r} is neither a worth model nor a value function")
+
+
+# ----------------------------------------------------------------------------- the player
+
+
+class SearchPolicy:
+    """The search player (module docstring): ``choose(state) -> Action``, deterministic."""
+
+    def __init__(self, params: Params | None = None, worth_model: WorthModel | None = None) -> None:
+        self.fixed_params = params
+        self.worth_model = worth_model
+        self._plan_key: tuple[object, ...] | None = None
+        self._planner: TurnPlanner | None = None
+        self._worths: Worths | None = None
+
+    def params(self, state: State) -> Params:
+        """The weights in use for this table size."""
+        return self.fixed_params or Params.for_players(state.players)
+
+    def model(self, state: State) -> WorthModel:
+        """The worth model for this state (the last turn has its own)."""
+        p = self.params(state)
+        if p.last_turn_scale > 0 and is_last_turn(state):
+            return LastTurn(p.last_turn_scale)
+        if self.worth_model is not None:
+            return self.worth_model
+        return FocusedPotential(p.potential, p.focus)
+
+    def worths(self, state: State) -> Worths:
+        """The turn's worths (computed once per turn and kept)."""
+        self.planner(state)
+        assert self._worths is not None
+        return self._worths
+
+    def planner(self, state: State) -> TurnPlanner:
+        """The turn's planner, built once per turn (the board does not change while rolling)."""
+        me = state.seat
+        key = (state.turn, me, state.towel, state.secured, state.figure, state.chips[me] + state.pool)
+        if key != self._plan_key or self._planner is None or len(self._planner.table) <= state.chips[me]:
+            worths = self.model(state).worths(state)
+            self._worths = worths
+            self._planner = TurnPlanner(worths.table(state.chips[me]), worths.chip_value)
+            self._plan_key = key
+        return self._planner
+
+    def roll_values(self, state: State) -> list[tuple[float, Action]]:
+        """Every legal rolling choice with its expectimax value, in the engine's order."""
+        chips = state.chips[state.seat]
+        return self.planner(state).decide(state.kept, state.last, chips)
+
+    def action_values(self, state: State) -> dict[Action, float]:
+        """Every legal action of the action phase with its worth."""
+        chips = state.chips[state.seat]
+        w = self.worths(state)
+        return {a: w.action_worth(a, chips) for a in legal_actions(state)}
+
+    def setup_values(self, state: State) -> dict[Action, float]:
+        """The placement preference of every legal placement (higher first)."""
+        w = self.params(state).setup
+        return {a: w[LOUNGER_VALUE[a.lounger]] - a.lounger / 100.0 for a in legal_actions(state)}
+
+    def choose(self, state: State) -> Action:
+        """The search's choice among ``legal_actions(state)``."""
+        legal = legal_actions(state)
+        if len(legal) == 1:
+            return legal[0]
+        if state.phase == Phase.SETUP:
+            values = self.setup_values(state)
+            return max(legal, key=lambda a: values[a])
+        if state.phase == Phase.ROLL:
+            options = self.roll_values(state)
+            top = options[0]
+            for o in options[1:]:
+                if o[0] > top[0] + 1e-9:
+                    top = o
+            return top[1]
+        values = self.action_values(state)
+        return max(legal, key=lambda a: values[a])
+
+
+def five_free(state: State) -> bool:
+    """True when a five-lounger has no towel (R23)."""
+    return any(state.towel[i] < 0 for i in FIVES)
+
+
+__all__ = [
+    "LastTurn",
+    "Params",
+    "SearchPolicy",
+    "ValueWorths",
+    "WorthModel",
+    "invade_gain",
+    "load_worth_model",
+    "N_COLOURS",
+]

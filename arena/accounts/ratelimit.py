@@ -1,0 +1,116 @@
+"""In-memory token-bucket rate limits, per key (a user or an address).
+
+One process keeps the buckets, so they hold for one server (``arena serve``); several servers
+behind a load balancer would each count on their own.  Buckets of idle keys are dropped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MAX_KEYS = 100_000
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+class RateLimiter:
+    """``capacity`` actions at once, refilled at ``per_second``; thread-safe."""
+
+    def __init__(
+        self, capacity: float, per_second: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if capacity < 1 or per_second <= 0:
+            raise ValueError("a rate limit needs a capacity of at least 1 and a positive refill rate")
+        self.capacity = capacity
+        self.per_second = per_second
+        self.clock = clock
+        self._buckets: dict[str, _Bucket] = {}
+        self._lock = threading.Lock()
+
+    def _bucket(self, key: str) -> _Bucket:
+        now = self.clock()
+        b = self._buckets.get(key)
+        if b is None:
+            if len(self._buckets) >= MAX_KEYS:
+                self._sweep(now)
+            b = self._buckets[key] = _Bucket(self.capacity, now)
+        else:
+            b.tokens = min(self.capacity, b.tokens + (now - b.stamp) * self.per_second)
+            b.stamp = now
+        return b
+
+    def _sweep(self, now: float) -> None:
+        full = self.capacity / self.per_second
+        for key in [k for k, b in self._buckets.items() if now - b.stamp >= full]:
+            del self._buckets[key]
+
+    def blocked(self, key: str) -> float:
+        """Seconds until ``key`` may act again (0.0: it may now); takes nothing."""
+        with self._lock:
+            b = self._bucket(key)
+            return 0.0 if b.tokens >= 1 else (1 - b.tokens) / self.per_second
+
+    def hit(self, key: str) -> float:
+        """Take one token for ``key``: 0.0 when there was one, else the seconds to wait (nothing
+        taken)."""
+        with self._lock:
+            b = self._bucket(key)
+            if b.tokens >= 1:
+                b.tokens -= 1
+                return 0.0
+            return (1 - b.tokens) / self.per_second
+
+
+class RateLimited(Exception):
+    """Too many requests: retry after ``retry_after`` seconds."""
+
+    def __init__(self, what: str, retry_after: float) -> None:
+        self.retry_after = max(1, int(retry_after + 0.999))
+        super().__init__(f"too many {what}: try again in {self.retry_after} s")
+
+
+@dataclass
+class Limits:
+    """The server's limits: uploads and failed sign-ins, each per user and per address."""
+
+    uploads_per_user: RateLimiter
+    uploads_per_address: RateLimiter
+    failed_logins_per_user: RateLimiter
+    failed_logins_per_address: RateLimiter
+
+    @classmethod
+    def default(cls) -> Limits:
+        """10 uploads at once then 1 per minute (per user; 30 then 1 per 20 s per address); 5
+        failed sign-ins then 1 per minute per user, 20 then 1 per 15 s per address."""
+        return cls(
+            RateLimiter(10, 1 / 60),
+            RateLimiter(30, 1 / 20),
+            RateLimiter(5, 1 / 60),
+            RateLimiter(20, 1 / 15),
+        )
+
+    def upload(self, user: str, address: str) -> None:
+        """Count an upload; :class:`RateLimited` when the user or the address is over its limit."""
+        wait = max(self.uploads_per_user.blocked(user), self.uploads_per_address.blocked(address))
+        if wait > 0:
+            raise RateLimited("uploads", wait)
+        self.uploads_per_user.hit(user)
+        self.uploads_per_address.hit(address)
+
+    def check_login(self, user: str, address: str) -> None:
+        """Before a sign-in: :class:`RateLimited` when the user or the address failed too often."""
+        wait = max(self.failed_logins_per_user.blocked(user), self.failed_logins_per_address.blocked(address))
+        if wait > 0:
+            raise RateLimited("failed sign-ins", wait)
+
+    def failed_login(self, user: str, address: str) -> None:
+        """Count a failed sign-in of ``user`` from ``address``."""
+        self.failed_logins_per_user.hit(user)
+        self.failed_logins_per_address.hit(address)

@@ -1,0 +1,130 @@
+"""Uploads and their validation by the server's validation service (real worker processes, real
+sandboxed matches, real databases: SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlmodel import select
+
+from arena.serve.services import ServeContext
+from arena.serve.validator import ValidationService
+from arena.store.db import Database
+from arena.store.models import Match, MatchStatus
+from arena.store.models_accounts import BotUpload, UploadStatus, UserAccount
+from arena.submission import validation
+from arena.submission.store import match_ids, submit_version
+
+from .conftest import CRASH_BOT, GOOD_BOT
+
+
+def _status(db: Database, upload_id: int) -> BotUpload:
+    with db.session() as session:
+        row = session.get(BotUpload, upload_id)
+        assert row is not None
+        return row
+
+
+def _wait(db: Database, upload_id: int, timeout: float = 120.0) -> BotUpload:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = _status(db, upload_id)
+        if row.status in (UploadStatus.ACTIVE, UploadStatus.REJECTED):
+            return row
+        time.sleep(0.2)
+    raise AssertionError(f"upload {upload_id} still {_status(db, upload_id).status}")
+
+
+def test_good_upload_becomes_active_and_retires_the_previous(db: Database, alice: UserAccount) -> None:
+    first = submit_version(db, alice, "rover", "rover.py", GOOD_BOT.read_bytes())
+    second = submit_version(db, alice, "rover", "rover.py", GOOD_BOT.read_bytes() + b"\n# v2\n")
+    assert first.upload.status == UploadStatus.PENDING and second.version.version == 2
+    service = ValidationService(ServeContext(db, jobs=2, log=lambda _line: None))
+    service.start()
+    try:
+        a = _wait(db, first.upload.id or 0)
+        b = _wait(db, second.upload.id or 0)
+    finally:
+        service.stop()
+    assert a.status == UploadStatus.RETIRED or a.status == UploadStatus.ACTIVE
+    assert b.status == UploadStatus.ACTIVE
+    assert _status(db, first.upload.id or 0).status == UploadStatus.RETIRED  # replaced by version 2
+    ids = match_ids(b)
+    assert len(ids) == len(validation.plan(b.id or 0)) == 2
+    with db.session() as session:
+        matches = session.exec(select(Match).where(Match.id.in_(ids))).all()  # type: ignore[union-attr]
+        assert {m.status for m in matches} == {MatchStatus.FINISHED}
+        assert {m.group_key for m in matches} == {"validation"} and {m.tournament_id for m in matches} == {
+            None
+        }
+
+
+def test_crashing_upload_is_rejected_with_its_stderr(db: Database, bob: UserAccount) -> None:
+    sub = submit_version(db, bob, "crashy", "crash_bot.py", CRASH_BOT.read_bytes())
+    service = ValidationService(ServeContext(db, jobs=1, log=lambda _line: None))
+    service.start()
+    try:
+        row = _wait(db, sub.upload.id or 0)
+    finally:
+        service.stop()
+    assert row.status == UploadStatus.REJECTED
+    assert row.reason is not None and row.reason.startswith("crashed")
+    assert row.stderr_tail is not None and "cannot find my weights file" in row.stderr_tail
+
+
+def test_keep_previous_keeps_both_active(sqlite_db: Database) -> None:
+    from arena.accounts.users import create_user
+
+    carol = create_user(sqlite_db, "carol", "a long password")
+    one = submit_version(sqlite_db, carol, "pair", "pair.py", GOOD_BOT.read_bytes())
+    two = submit_version(
+        sqlite_db, carol, "pair", "pair.py", GOOD_BOT.read_bytes() + b"#2\n", keep_previous=True
+    )
+    service = ValidationService(ServeContext(sqlite_db, jobs=2, log=lambda _line: None))
+    service.start()
+    try:
+        _wait(sqlite_db, one.upload.id or 0)
+        _wait(sqlite_db, two.upload.id or 0)
+    finally:
+        service.stop()
+    assert _status(sqlite_db, one.upload.id or 0).status == UploadStatus.ACTIVE
+    assert _status(sqlite_db, two.upload.id or 0).status == UploadStatus.ACTIVE
+
+
+@pytest.mark.parametrize("finished_first", [True])
+def test_interrupted_validation_is_resumed_keeping_finished_matches(
+    sqlite_db: Database, finished_first: bool
+) -> None:
+    """A dead server left the upload 'validating' with one match finished and one running: the
+    next start keeps the finished one and plays only the other again."""
+    from arena.accounts.users import create_user
+
+    dave = create_user(sqlite_db, "dave", "a long password")
+    sub = submit_version(sqlite_db, dave, "phoenix", "phoenix.py", GOOD_BOT.read_bytes())
+    uid = sub.upload.id or 0
+    assert validation.claim(sqlite_db) == uid
+    tasks = validation.tasks_for(sqlite_db, uid, None)
+    assert len(tasks) == 2
+    # play the first match for real (as a worker would), record it; the second stays 'running'
+    from arena.tournament.worker import WorkerThread
+
+    worker = WorkerThread(None, None)
+    try:
+        validation.record(sqlite_db, uid, tasks[0].match_id, worker.play(tasks[0]))
+    finally:
+        worker.close()
+    # ... and the server dies here.  A new one starts:
+    service = ValidationService(ServeContext(sqlite_db, jobs=1, sandbox=None, log=lambda _line: None))
+    service.start()
+    try:
+        row = _wait(sqlite_db, uid)
+    finally:
+        service.stop()
+    assert row.status == UploadStatus.ACTIVE and row.attempts == 2
+    ids = match_ids(row)
+    assert ids[0] == tasks[0].match_id  # the finished match was kept
+    assert ids[1] != tasks[1].match_id  # the interrupted one was replaced ...
+    with sqlite_db.session() as session:
+        old = session.get(Match, tasks[1].match_id)
+        assert old is not None and old.status == MatchStatus.FAILED and "interrupted" in (old.error or "")

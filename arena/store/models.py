@@ -177,3 +177,4 @@ class RatingRow(SQLModel, table=True):
 
 
 from . import models_accounts as models_accounts  # noqa: E402  (tables of revision 0006)
+from . import models_ladder as models_ladder  # noqa: E402  (tables of revision 0007)

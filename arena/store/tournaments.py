@@ -7,12 +7,12 @@ import json
 import logging
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from arena.referee import MatchResult
 from arena.referee.timecontrol import TimeControl
@@ -266,8 +266,12 @@ def compress_replay(text: str) -> tuple[bytes, str]:
     return zlib.compress(raw, 6), hashlib.sha256(raw).hexdigest()
 
 
-def record_result(db: Database, match_id: int, result: MatchResult) -> bool:
+def record_result(
+    db: Database, match_id: int, result: MatchResult, after: Callable[[Session, Match], None] | None = None
+) -> bool:
     """Write a finished match: status, every seat and the replay, in one transaction; True.
+    ``after(session, match)`` runs last in that transaction (the ladder's rating update), so it
+    is committed with the result or not at all.
 
     Idempotent: a match that is already finished is left as it is, and False is returned (and
     logged): a late or duplicate result (a second coordinator's, a result that crossed a resume)
@@ -277,7 +281,7 @@ def record_result(db: Database, match_id: int, result: MatchResult) -> bool:
     """
     blob, digest = compress_replay(result.replay)
     try:
-        return _record_result(db, match_id, result, blob, digest)
+        return _record_result(db, match_id, result, blob, digest, after)
     except IntegrityError:
         with db.session() as session:
             m = session.get(Match, match_id)
@@ -287,7 +291,14 @@ def record_result(db: Database, match_id: int, result: MatchResult) -> bool:
         return False
 
 
-def _record_result(db: Database, match_id: int, result: MatchResult, blob: bytes, digest: str) -> bool:
+def _record_result(
+    db: Database,
+    match_id: int,
+    result: MatchResult,
+    blob: bytes,
+    digest: str,
+    after: Callable[[Session, Match], None] | None = None,
+) -> bool:
     with db.session() as session:
         m = session.get(Match, match_id, with_for_update=True)
         if m is None:
@@ -309,6 +320,8 @@ def _record_result(db: Database, match_id: int, result: MatchResult, blob: bytes
             session.add(s)
         session.add(Replay(match_id=match_id, sha256=digest, size=len(result.replay), data=blob))
         session.flush()
+        if after is not None:
+            after(session, m)
     return True
 
 

@@ -255,8 +255,11 @@ def coordinate(
     stop_after: int | None = None,
     hint: str = "",
     guard: Callable[[], None] | None = None,
+    puller: Callable[[Database, int], list[MatchTask] | None] = pull_tasks,
+    recorder: Callable[[Database, int, MatchResult], bool] = record,
 ) -> None:
     """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
+    (``puller`` and ``recorder`` replace :func:`pull_tasks` and :func:`record`: the ladder's.)
 
     When the queue is empty the tournament's format is asked for more, given the results
     recorded so far (:func:`pull_tasks`): a Swiss or knockout round is handed out as soon as the
@@ -300,7 +303,7 @@ def coordinate(
                 room = stop_after is None or played + len(pending) < stop_after
                 if not queue and not over and ask and not broken and room:
                     ask = False
-                    fresh = pull_tasks(db, tournament_id)
+                    fresh = puller(db, tournament_id)
                     if fresh is None:
                         over = not pending
                     else:
@@ -342,7 +345,7 @@ def coordinate(
                         failed += 1
                         played += 1
                     else:
-                        if record(db, task.match_id, outcome):
+                        if recorder(db, task.match_id, outcome):
                             done += 1
                         played += 1
                         if progress is not None:

@@ -1,0 +1,111 @@
+"""Asking the ladder format for its next table, without loading 100,000 matches.
+
+:func:`pull_ladder` is the ladder's ``puller`` for :func:`arena.tournament.runner.coordinate`:
+it reads the active set (:func:`arena.ladder.field.active_versions`) and appends newcomers to
+the field, then gives the format (:class:`arena.tournament.formats.ladder.Ladder`) what it needs
+as options: the active entries, the incremental ratings (``ladder_rating``) and the history's
+:class:`~arena.tournament.formats.ladder.Summary` from a few aggregate queries.  The answer is
+stored like any format's (:func:`arena.store.tournaments.append_matches`, guarded by the number
+of matches the format was shown, so one answer is never stored twice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from arena.store.db import Database
+from arena.store.models import Match, MatchSeat, MatchStatus
+from arena.store.models_ladder import LadderRating
+from arena.store.tournaments import MatchTask, append_matches, get_tournament, queued_tasks
+from arena.tournament.formats import Finished, History, Next, Play
+from arena.tournament.formats.ladder import Ladder, Summary
+from arena.tournament.pull import settings_of
+
+from .field import active_versions, sync_field
+
+OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+
+
+def summary_of(db: Database, tournament_id: int, entry: dict[int, int]) -> tuple[Summary, int]:
+    """The ladder history's :class:`Summary` (entries, not versions) and its match count."""
+    with db.session() as session:
+        count, top = session.exec(
+            select(func.count(), func.max(Match.ordinal)).where(Match.tournament_id == tournament_id)
+        ).one()
+        tables = 0
+        if top is not None:
+            last_round = session.exec(
+                select(Match.round).where(Match.tournament_id == tournament_id, Match.ordinal == top)
+            ).one()
+            tables = int(last_round) + 1
+        last = {
+            vid: int(r)
+            for vid, r in session.exec(
+                select(MatchSeat.bot_version_id, func.max(Match.round))
+                .join(Match, col(Match.id) == col(MatchSeat.match_id))
+                .where(Match.tournament_id == tournament_id)
+                .group_by(col(MatchSeat.bot_version_id))
+            ).all()
+        }
+        busy = {
+            vid: int(n)
+            for vid, n in session.exec(
+                select(MatchSeat.bot_version_id, func.count())
+                .join(Match, col(Match.id) == col(MatchSeat.match_id))
+                .where(Match.tournament_id == tournament_id, col(Match.status).in_(OPEN))
+                .group_by(col(MatchSeat.bot_version_id))
+            ).all()
+        }
+        open_groups = session.exec(
+            select(func.count(func.distinct(Match.group_key))).where(
+                Match.tournament_id == tournament_id, col(Match.status).in_(OPEN)
+            )
+        ).one()
+    summary = Summary(
+        tables=tables,
+        open_groups=int(open_groups or 0),
+        last={entry[v]: r for v, r in last.items() if v in entry},
+        busy={entry[v]: n for v, n in busy.items() if v in entry},
+    )
+    return summary, int(count or 0)
+
+
+def ask(db: Database, tournament_id: int) -> tuple[Ladder, Next, list[int], int]:
+    """The ladder format as it stands, its answer, the field and the matches it was shown."""
+    t = get_tournament(db, tournament_id)
+    field = sync_field(db, tournament_id, active_versions(db))
+    entry = {vid: i for i, vid in enumerate(field)}
+    active = sorted(entry[v] for v in active_versions(db) if v in entry)
+    summary, seen = summary_of(db, tournament_id, entry)
+    with db.session() as session:
+        rated = {
+            entry[r.bot_version_id]: [r.mu, r.sigma, float(r.games)]
+            for r in session.exec(
+                select(LadderRating).where(LadderRating.tournament_id == tournament_id)
+            ).all()
+            if r.bot_version_id in entry
+        }
+    base = settings_of(t, len(field))
+    options = {**base.options, "active": active, "ratings": {str(e): v for e, v in rated.items()},
+               "summary": summary.to_json()}  # fmt: skip
+    fmt = Ladder(replace(base, options=options))
+    return fmt, fmt.next(History()), field, seen
+
+
+def pull_ladder(db: Database, tournament_id: int) -> list[MatchTask] | None:
+    """Store the ladder's next table, if any (see the module docstring); return the queued
+    matches, or None when the ladder is finished (only with ``max_tables``)."""
+    _, answer, field, seen = ask(db, tournament_id)
+    if isinstance(answer, Finished):
+        return None
+    if isinstance(answer, Play):
+        append_matches(
+            db,
+            tournament_id,
+            seen=seen,
+            matches=[(p.round, p.seed, p.group, tuple(field[e] for e in p.seating)) for p in answer.pairings],
+        )
+    return queued_tasks(db, tournament_id)

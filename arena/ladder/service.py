@@ -1,0 +1,157 @@
+"""The ladder service: the ladder format played forever on the worker pool, until stopped.
+
+:func:`run_ladder` is :func:`arena.tournament.runner.run_tournament` for the ladder: the same
+lease (one coordinator), run file (a dead run's leftovers reaped), executor (local worker
+processes, or a Dask cluster) and pull loop (:func:`~arena.tournament.runner.coordinate`), with
+the ladder's puller (:func:`arena.ladder.pull.pull_ladder`: the active set read from the store
+each time) and recorder (:func:`arena.ladder.ratings.record_rated`: the result and the rating
+update in one transaction).  So a run killed with kill -9 and started again resumes where it
+stopped: the matches it left ``running`` are queued again (their results were never written),
+nothing finished is lost, and nothing is recorded or rated twice.
+
+While fewer than two bots are active the service idles (asking again every :data:`IDLE` s); a
+stop signal ends it cleanly (:class:`arena.lifecycle.Stopped`).  A background thread refits the
+published Plackett-Luce table when results came in (:func:`arena.ladder.ratings.refit`) at
+most every ``refit_every`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from arena import lifecycle
+from arena.referee import RefereeConfig
+from arena.referee.timecontrol import TimeControl
+from arena.sandbox import require_bwrap
+from arena.sandbox.limits import SandboxLimits
+from arena.store.db import Database, arena_home
+from arena.store.lease import coordinator_lease
+from arena.store.tournaments import MatchTask, status_counts, tournament_sandbox
+from arena.tournament.runfile import RunFile, reap_dead_run, run_path
+from arena.tournament.runner import (
+    LocalExecutor,
+    MatchExecutor,
+    ProgressFn,
+    coordinate,
+    database_failures,
+    default_jobs,
+    open_run,
+)
+
+from .field import ensure_ladder
+from .pull import pull_ladder
+from .ratings import fit_state, record_rated, refit
+
+IDLE = 0.5
+"""Seconds between questions while the ladder has nothing to play (fewer than 2 active bots)."""
+REFIT_EVERY = 30.0
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """How a new ladder is set up (an existing one keeps its stored settings)."""
+
+    seed: int = 1
+    table_sizes: tuple[int, ...] = (2, 3, 4)
+    control: TimeControl = field(default_factory=lambda: TimeControl(1.0, 10.0))
+    sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)
+    inflight: int | None = None  # groups unfinished at once; default: jobs + 1
+    max_tables: int | None = None  # stop after this many tables (tests, benchmarks)
+
+
+def idle_puller(db: Database, tournament_id: int) -> list[MatchTask] | None:
+    """:func:`pull_ladder`, but while the ladder has nothing to play and nothing in flight, wait
+    (a stop signal raises :class:`arena.lifecycle.Stopped`)."""
+    while True:
+        tasks = pull_ladder(db, tournament_id)
+        if tasks is None or tasks or _something_open(db, tournament_id):
+            return tasks
+        stop = lifecycle.stop_requested()
+        if stop is not None:
+            raise lifecycle.Stopped(stop)
+        time.sleep(IDLE)
+
+
+def _something_open(db: Database, tournament_id: int) -> bool:
+    counts = status_counts(db, tournament_id)
+    return bool(counts.get("queued") or counts.get("running"))
+
+
+class Refitter:
+    """Refits the published table in a thread of its own when it is stale."""
+
+    def __init__(self, db: Database, tournament_id: int, every: float) -> None:
+        self.db = db
+        self.tournament_id = tournament_id
+        self.every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="arena-ladder-refit", daemon=True)
+
+    def start(self) -> Refitter:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                if not fit_state(self.db, self.tournament_id).fresh:
+                    refit(self.db, self.tournament_id)
+            except Exception as exc:  # never take the ladder down for the published table
+                log.warning("ladder %s: refitting the table failed: %s", self.tournament_id, exc)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30.0)
+
+
+def run_ladder(
+    db: Database,
+    settings: LadderSettings | None = None,
+    *,
+    jobs: int | None = None,
+    config: RefereeConfig | None = None,
+    executor: Callable[[int, RunFile], MatchExecutor] | None = None,
+    progress: ProgressFn | None = None,
+    stop_after: int | None = None,
+    refit_every: float = REFIT_EVERY,
+    wait: bool = False,
+) -> int:
+    """Run the ladder (created with ``settings`` when there is none) until stopped; return its
+    tournament id.  ``executor(tournament_id, run)`` makes the executor (default: ``jobs``
+    local worker processes); ``stop_after`` ends the run after that many matches."""
+    s = settings or LadderSettings()
+    n = jobs or default_jobs()
+    options: dict[str, object] = {"inflight": s.inflight or n + 1}
+    if s.max_tables is not None:
+        options["max_tables"] = s.max_tables
+    t = ensure_ladder(db, seed=s.seed, table_sizes=s.table_sizes, control=s.control, sandbox=s.sandbox,
+                      options=options)  # fmt: skip
+    assert t.id is not None
+    tid = t.id
+    with database_failures(tid), coordinator_lease(db, tid, wait=wait) as lease:
+        path = run_path(db.url, tid)
+        reap_dead_run(path)
+        run = RunFile.new(path, tid)
+        run.save()
+        refitter = Refitter(db, tid, refit_every).start()
+        try:
+            tasks = open_run(db, tid)
+            if tournament_sandbox(db, tid) is not None:
+                require_bwrap()
+            log_dir = arena_home() / "logs" / f"ladder-{tid}"
+            made = executor(tid, run) if executor is not None else LocalExecutor(n, log_dir, config, run)
+            coordinate(
+                db, tid, tasks, made, progress=progress, stop_after=stop_after,
+                hint=f"Check the bot logs in {log_dir}. ", guard=lease.check,
+                puller=idle_puller, recorder=record_rated,
+            )  # fmt: skip
+        finally:
+            refitter.stop()
+            run.remove()
+    return tid

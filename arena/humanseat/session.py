@@ -173,8 +173,8 @@ class PlaySession:
         """Give the page the end of the game (the events after its last request come from the
         record) and the stored match."""
         timeline = bridge.timeline
+        rep = replay(result.replay)
         if timeline is not None:
-            rep = replay(result.replay)
             for k in range(len(timeline.events), len(rep.events)):
                 timeline.events.append(dict(rep.events[k]))
                 timeline.states.append(rep.states[k + 1])
@@ -182,6 +182,7 @@ class PlaySession:
             "stored": self.stored,
             "replay_url": None if self.stored is None else f"/matches/{self.stored}",
             "termination": str(result.termination),
+            "forfeits": rep.result.get("forfeits", []),
             "seats": [
                 {
                     "seat": s.seat,

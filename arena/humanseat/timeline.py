@@ -63,6 +63,11 @@ class Timeline:
         self.events.append(event)
         self.states.append(after)
 
+    def view(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Every state and every event so far, in the replay view's format."""
+        states, events = self.view_since(0)
+        return [state_view(self.states[0]), *states], events
+
     def view_since(self, since: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The viewer's states after event ``since`` (state k for k > since) and events
         ``since+1 ..`` (1-based, as the viewer counts), in the replay view's format."""

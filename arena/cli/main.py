@@ -29,6 +29,8 @@ HELP = "Pool Arena: tournaments and bot matches for the dice game Cool am Pool."
 SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("match", "arena.cli.match_cmd:match",
      "Run one match between 2-4 bots launched as processes; show progress and the result."),
+    ("play", "arena.cli.play_cmd:play",
+     "Play one seat against 1-3 bots in the browser: prints the page's address, then referees."),
     ("evaluate", "arena.cli.evaluate_cmd:evaluate",
      "Measure CANDIDATE against the baseline with duplicate dice; report share, score and Elo."),
     ("serve", "arena.cli.serve_cmd:serve",
@@ -39,6 +41,8 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
      "Start Dask worker processes that play tournament matches for a scheduler."),
     ("engine", "arena.cli.engine_cmd:app", "Play, show and verify games with the rules engine alone."),
     ("bots", "arena.cli.bots_cmd:app", "Register and manage bots (each upload is an immutable version)."),
+    ("ladder", "arena.cli.ladder_cmd:app",
+     "The continuous ladder: run it (until stopped) and show its standings."),
     ("tournament", "arena.cli.tournament_cmd:app",
      "Tournaments with duplicate dice: round robin, gauntlet, Swiss, knockout."),
     ("leaderboard", "arena.cli.leaderboard_cmd:app",

@@ -17,12 +17,13 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine import State, scores
+from arena.engine import Phase, Rules, State, Termination, new_game, scores
 from arena.engine.board import (
     BLOCKED,
     CHIPS_TOTAL,
     FIGURES_PER_PLAYER,
     MAX_PLAYERS,
+    MIN_PLAYERS,
     N_DICE,
     N_FACES,
     N_LOUNGERS,
@@ -30,6 +31,7 @@ from arena.engine.board import (
     TRACK_LEN,
 )
 from arena.engine.board import CHIPS_MAX_HELD as MAX_CHIPS
+from arena.engine.variants import DEFAULT
 
 from .actions import INDEX, N_ACTIONS
 
@@ -76,7 +78,7 @@ LAYOUT: Final = (
     Piece("dice", (1,), "dice the next throw uses / 6"),
     Piece("throw_no", (1,), f"throws made this turn / {MAX_THROWS}"),
     Piece("pool", (1,), "chips left in the pool / 16"),
-    Piece("round", (1,), "round / the round cap (R26)"),
+    Piece("round", (1,), "round / the round cap (R26) of the game's rules"),
     Piece("final_round", (1,), "1 once the last round has begun (R25)"),
     Piece("unoccupied", (1,), "loungers not occupied / 26"),
 )
@@ -205,3 +207,48 @@ def markdown_table() -> str:
         rows.append(f"| {OFFSETS[p.name]} | `{p.name}` | {shape} | {p.meaning} |")
     rows.append(f"| {OBS_SIZE} | | | (size of the vector) |")
     return "\n".join(rows)
+
+
+def decode(obs: Observation, rules: Rules = DEFAULT) -> State:
+    """The engine state an observation shows, **seen from the observer**: the observer sits in
+    seat 0, the next seat in turn order in seat 1, and so on (the observation is egocentric).
+    So a policy over observations can use every engine helper (``legal_actions``, ``apply``,
+    ``scores`` ...) on it.  ``rules`` must be the game's rules (the observation gives the round
+    relative to the round cap).  Not in the observation, and so reconstructed: ``turn`` (from
+    the round and seat) and, for a finished game, how it ended (round cap when the last round
+    had not begun)."""
+    v = views(obs)
+
+    def ints(name: str, scale: float) -> tuple[int, ...]:
+        return tuple(int(round(float(x) * scale)) for x in v[name].ravel())
+
+    n = int(round(float(v["seats"].sum())))
+    check = ValueError(f"not an observation of this layout (seats flag {n} players)")
+    if not MIN_PLAYERS <= n <= S:
+        raise check
+    s = new_game(n, rules)._copy()
+
+    def owner(one_hot: npt.NDArray[np.float32]) -> tuple[int, ...]:
+        return tuple(int(np.argmax(row)) if row.max() > 0.5 else -1 for row in one_hot)
+
+    s.towel = owner(v["towel"])
+    s.figure = owner(v["figure"])
+    s.secured = tuple(bool(x > 0.5) for x in v["secured"])
+    s.guard = int(np.argmax(v["lifeguard"])) - 1
+    s.towels = ints("towels", TOWELS_PER_PLAYER)[:n]
+    s.figures = ints("figures", FIGURES_PER_PLAYER)[:n]
+    s.chips = ints("chips", MAX_CHIPS)[:n]
+    s.phase = Phase(int(np.argmax(v["phase"])))
+    s.seat = int(np.argmax(v["to_act"])) if v["to_act"].max() > 0.5 else 0
+    s.kept, s.last, s.result = ints("kept", N_DICE), ints("throw", N_DICE), ints("result", N_DICE)
+    s.dice = ints("dice", N_DICE)[0]
+    s.throw_no = ints("throw_no", MAX_THROWS)[0]
+    s.pool = ints("pool", CHIPS_TOTAL)[0]
+    s.round = ints("round", rules.round_cap)[0]
+    s.final_round = bool(v["final_round"][0] > 0.5)
+    s.occupied = N_LOUNGERS - ints("unoccupied", N_LOUNGERS)[0]
+    if s.round:
+        s.turn = (s.round - 1) * n + s.seat + 1
+    if s.phase == Phase.OVER:
+        s.termination = Termination.NORMAL if s.final_round else Termination.ROUND_CAP
+    return s

@@ -8,24 +8,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from arena.store.bots import (
-    DEFAULT_MAX_BOT_MB,
-    MAX_BOT_MB_ENV,
-    NAME_RE,
-    BotRegistryError,
-    add_bot,
-    add_remote_bot,
-    artifact_path,
-    bot_versions,
-    check_bot_file,
-    list_bots,
-    max_bot_bytes,
-    remove_bot,
-    same_as_current,
-)
+from arena.store.botnames import DEFAULT_MAX_BOT_MB, MAX_BOT_MB_ENV, NAME_RE
+from arena.store.errors import BotRegistryError
 from arena.termui import make_console
 
 from .common import database, fail
+
+# arena.store.bots (and with it SQLModel) is imported inside the commands that need it: `bots list`
+# on the default SQLite database answers without the ORM (arena.store.quickread) and starts fast.
 
 STDERR_LINES = 12  # lines of a refused bot's stderr shown
 
@@ -70,6 +60,8 @@ def add(
     --no-check) play a short sandboxed check match against the random sample bot without
     forfeiting it.
     """
+    from arena.store.bots import add_bot, add_remote_bot, check_bot_file, max_bot_bytes, same_as_current
+
     if remote:
         if path is not None:
             raise typer.BadParameter("a remote bot has no file: give only NAME with --remote")
@@ -137,24 +129,30 @@ def _check(name: str, path: Path, no_sandbox: bool) -> None:
 @app.command("list")
 def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots")] = False) -> None:
     """List the registered bots."""
-    with database(readonly=True) as db:
-        infos = list_bots(db, include_removed=all_)
-    if not infos:
+    from arena.store.quickread import BotRow, bot_rows_fast
+
+    rows = bot_rows_fast(include_removed=all_)
+    if rows is None:  # not the plain SQLite case: the ORM path (and its precise messages)
+        from arena.store.bots import list_bots
+
+        with database(readonly=True) as db:
+            rows = [BotRow.from_info(i) for i in list_bots(db, include_removed=all_)]
+    if not rows:
         typer.echo("no bots registered; add one with 'arena bots add NAME PATH'")
         return
     table = Table(title="bots")
     for col in ("name", "version", "versions", "file", "sha256", "matches", "added", "status"):
         table.add_column(col)
-    for i in infos:
+    for r in rows:
         table.add_row(
-            i.bot.name,
-            str(i.latest.version),
-            str(i.versions),
-            i.latest.filename,
-            i.latest.sha256[:12],
-            str(i.matches),
-            i.latest.created_at.strftime("%Y-%m-%d %H:%M"),
-            "removed" if i.bot.removed_at else ("kept running" if i.latest.persistent else "fresh per match"),
+            r.name,
+            str(r.version),
+            str(r.versions),
+            r.filename,
+            r.sha256[:12],
+            str(r.matches),
+            r.created_at.strftime("%Y-%m-%d %H:%M"),
+            "removed" if r.removed else ("kept running" if r.persistent else "fresh per match"),
         )
     make_console().print(table)
 
@@ -162,6 +160,8 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
 @app.command("show")
 def show(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
     """Show a bot and all its versions."""
+    from arena.store.bots import artifact_path, bot_versions
+
     with database(readonly=True) as db:
         bot, versions = bot_versions(db, name)
     status = f"removed {bot.removed_at:%Y-%m-%d %H:%M}" if bot.removed_at else "active"
@@ -177,6 +177,8 @@ def show(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
 @app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
     """Remove a bot from listings and new tournaments (its versions and results are kept)."""
+    from arena.store.bots import remove_bot
+
     with database() as db:
         remove_bot(db, name)
     typer.echo(f"removed {name} (history kept; 'arena bots add {name} PATH' brings it back)")

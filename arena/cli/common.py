@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
-from arena.store.bots import UnknownBotError
-from arena.store.db import Database, StoreError, database_url, describe, how_chosen
-from arena.store.tournaments import UnknownMatchError, UnknownTournamentError
+from arena.store.errors import StoreError, UnknownBotError
+from arena.store.location import database_url, how_chosen
+
+if TYPE_CHECKING:
+    from arena.store.db import Database
 
 EXPECTED_ERRORS = (StoreError, BotLaunchError, SandboxUnavailableError, ValueError)  # + RatingError
 
@@ -30,9 +33,6 @@ def expected_errors() -> tuple[type[Exception], ...]:
     return (*EXPECTED_ERRORS, RatingError)
 
 
-NOT_FOUND = (UnknownTournamentError, UnknownMatchError, UnknownBotError)
-
-
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` to stderr and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)
@@ -40,7 +40,9 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 def _not_found(exc: Exception) -> bool:
-    if isinstance(exc, NOT_FOUND):
+    from arena.store.tournaments import UnknownMatchError, UnknownTournamentError
+
+    if isinstance(exc, (UnknownTournamentError, UnknownMatchError, UnknownBotError)):
         return True
     from arena.web.queries import FilterError  # an unknown --bot filter is a lookup that failed too
 
@@ -65,6 +67,8 @@ def database(*, readonly: bool = False) -> Iterator[Database]:
     ``readonly=True`` is for commands that only read: nothing is created, written or migrated
     (see :class:`arena.store.db.Database`), so they also work on a read-only data directory.
     Otherwise the database is created or upgraded, and a damaged SQLite file is refused."""
+    from arena.store.db import Database  # the ORM loads only for commands that open the database
+
     try:
         db = Database(readonly=readonly)
     except StoreError as exc:
@@ -84,5 +88,7 @@ def escaped(exc: BaseException) -> typer.Exit | None:
     mid-command, outside :func:`database`) becomes the same one-line message, and the Exit to
     raise is returned; anything else is not ours (None: let it through)."""
     if isinstance(exc, StoreError):
+        from arena.store.db import describe
+
         return fail(explain(exc, describe(database_url())))
     return None

@@ -6,7 +6,6 @@ import difflib
 import hashlib
 import json
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -20,27 +19,20 @@ from sqlmodel import Session, col, func, select
 from arena.sandbox import BotLaunchError, launch_command
 from arena.tokens import token_hash
 
-from .db import Database, StoreError, arena_home
+from .botnames import DEFAULT_MAX_BOT_MB as DEFAULT_MAX_BOT_MB
+from .botnames import FILE_PREFIX as FILE_PREFIX
+from .botnames import MAX_BOT_MB_ENV as MAX_BOT_MB_ENV
+from .botnames import NAME_RE as NAME_RE
+from .db import Database, arena_home
+from .errors import BotRegistryError as BotRegistryError
+from .errors import DuplicateUploadError as DuplicateUploadError
+from .errors import UnknownBotError as UnknownBotError
 from .models import Bot, BotVersion, MatchSeat, utcnow
 
-NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 PYTHON = "{python}"  # stands for the arena's own interpreter in stored commands
 ARTIFACT = "{artifact}"  # stands for the stored copy's path in stored commands
-FILE_PREFIX = "file:"  # bots used by path without registering them (never a registered name)
-MAX_BOT_MB_ENV = "ARENA_MAX_BOT_MB"
-DEFAULT_MAX_BOT_MB = 50.0
 
 
-class BotRegistryError(StoreError):
-    """A registry request that cannot be done (bad name, bad file, ...)."""
-
-
-class UnknownBotError(BotRegistryError):
-    """No bot (or version) of that name."""
-
-
-class DuplicateUploadError(BotRegistryError):
-    """The uploaded file is identical to the bot's current version."""
 
 
 @dataclass(frozen=True)

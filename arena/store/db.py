@@ -24,14 +24,12 @@ Whatever a command does later, SQLite reporting a damaged file becomes
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import ExceptionContext
@@ -39,82 +37,36 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import QueuePool
 from sqlmodel import Session
 
+# Re-exported: the error types and the location helpers live in standard-library-only modules so
+# that fast commands can use them without loading SQLAlchemy; existing imports from here still work.
+from .errors import DatabaseDamagedError as DatabaseDamagedError
+from .errors import DatabaseReadOnlyError as DatabaseReadOnlyError
+from .errors import DatabaseUnavailableError as DatabaseUnavailableError
+from .errors import NoDatabaseError as NoDatabaseError
+from .errors import SchemaTooNewError as SchemaTooNewError
+from .errors import SchemaTooOldError as SchemaTooOldError
+from .errors import StoreError as StoreError
+from .location import DEFAULT_HOME as DEFAULT_HOME
+from .location import MIGRATIONS as MIGRATIONS
+from .location import arena_home as arena_home
+from .location import bundled_revisions as bundled_revisions
+from .location import database_url as database_url
+from .location import how_chosen as how_chosen
+from .location import readonly_uri as readonly_uri
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 LOCKED_RETRY_S = 60.0  # how long opening waits for a busy SQLite database (its busy timeout)
 MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while migrating ("PoolArna")
-DEFAULT_HOME = "arena-data"
 SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN = 11, 26, 8, 14
 PG_DAMAGE_STATES = ("XX001", "XX002")  # data_corrupted, index_corrupted
 PG_READ_ONLY_TRANSACTION = "25006"  # a write in a read-only open (default_transaction_read_only)
 READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
 
-class StoreError(Exception):
-    """Base class of the store's errors."""
 
 
-class SchemaTooNewError(StoreError):
-    """The database was written by a newer Pool Arena; nothing was changed."""
-
-
-class SchemaTooOldError(StoreError):
-    """A read-only open found an older schema, which only an open for writing can upgrade."""
-
-
-class DatabaseUnavailableError(StoreError):
-    """The database cannot be opened or reached."""
-
-
-class DatabaseReadOnlyError(DatabaseUnavailableError):
-    """The database file or its directory cannot be written; read-only commands still work."""
-
-
-class NoDatabaseError(DatabaseUnavailableError):
-    """A read-only open found no database where it looked (and created none)."""
-
-
-class DatabaseDamagedError(StoreError):
-    """The database reports damaged pages; ``where`` names it and ``detail`` is what was seen."""
-
-    def __init__(self, where: str, detail: str, *, sqlite: bool = True) -> None:
-        self.where = where
-        self.detail = detail
-        if sqlite:
-            advice = (
-                f"Run 'arena db check' to see what is damaged, and restore a backup made with "
-                f"'arena db backup FILE': stop every arena command using it, copy the backup over "
-                f"{where} and delete {where}-wal and {where}-shm."
-            )
-        else:
-            advice = "Run 'arena db check' to see which replays are damaged, and restore your pg_dump backup."
-        super().__init__(f"the database {where} is damaged ({detail}). {advice}")
-
-
-def arena_home() -> Path:
-    """The data directory: ``$ARENA_HOME`` or ``./arena-data`` (in the current folder).
-
-    Nothing is created here: openers for writing create it when they need it."""
-    return Path(os.environ.get("ARENA_HOME") or DEFAULT_HOME)
-
-
-def database_url() -> str:
-    """``$ARENA_DATABASE_URL``, else SQLite at ``<ARENA_HOME>/arena.db`` (nothing is created)."""
-    return os.environ.get("ARENA_DATABASE_URL") or f"sqlite:///{arena_home() / 'arena.db'}"
-
-
-def how_chosen() -> str:
-    """How the current database was chosen, for messages (the environment variables involved)."""
-    if os.environ.get("ARENA_DATABASE_URL"):
-        return "chosen by ARENA_DATABASE_URL"
-    if os.environ.get("ARENA_HOME"):
-        return f"chosen by ARENA_HOME={os.environ['ARENA_HOME']}; ARENA_DATABASE_URL is not set"
-    return (
-        f"neither ARENA_HOME nor ARENA_DATABASE_URL is set, so it is ./{DEFAULT_HOME}/arena.db "
-        f"in the current folder"
-    )
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -176,27 +128,6 @@ def _prepare_for_writing(path: Path) -> None:
         raise DatabaseReadOnlyError(cause)
 
 
-def readonly_uri(path: Path) -> str:
-    """A ``file:`` URI opening ``path`` read-only: ``mode=ro``, or ``immutable=1`` when the
-    directory is read-only and SQLite could not create the ``-wal``/``-shm`` files it reads with."""
-    if not path.is_file():
-        raise NoDatabaseError(
-            f"there is no database at {path} ({how_chosen()}); this command only reads, so it did "
-            f"not create one. Set ARENA_HOME to your data directory (or ARENA_DATABASE_URL to a "
-            f"database URL); a command that writes (e.g. 'arena bots add') creates it."
-        )
-    uri = f"file:{quote(str(path))}?mode=ro"
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-    if os.access(path.parent, os.W_OK) or (wal.exists() and shm.exists()):
-        return uri
-    if wal.exists() and wal.stat().st_size > 0:
-        raise DatabaseReadOnlyError(
-            f"the database {path} has recent changes in {wal.name} that SQLite can only read with "
-            f"{shm.name}, which it cannot create in the read-only directory {path.parent}. Open it "
-            f"once with write access (e.g. 'arena db upgrade') to fold them in, or copy the folder "
-            f"somewhere writable."
-        )
-    return uri + "&immutable=1"
 
 
 def classify(exc: BaseException) -> str | None:
@@ -307,24 +238,6 @@ def _alembic_config(connection: Any) -> Config:
     return cfg
 
 
-_REVISION_LINE = re.compile(
-    r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(None|"[^"]*"|'[^']*')""", re.M
-)
-
-
-def _revisions() -> tuple[str, set[str]]:
-    """The newest bundled schema revision and every bundled one, read from the migration files'
-    ``revision`` / ``down_revision`` lines (what Alembic reads, without importing Alembic: a
-    command that only opens the database stays fast)."""
-    parent: dict[str, str | None] = {}
-    for path in sorted((MIGRATIONS / "versions").glob("[0-9]*.py")):
-        found = {k: None if v == "None" else v[1:-1] for k, v in _REVISION_LINE.findall(path.read_text())}
-        if "revision" in found and found["revision"] is not None:
-            parent[found["revision"]] = found.get("down_revision")
-    heads = set(parent) - {p for p in parent.values() if p is not None}
-    if len(heads) != 1:
-        raise StoreError(f"the bundled migrations in {MIGRATIONS} have {len(heads)} heads: {sorted(heads)}")
-    return heads.pop(), set(parent)
 
 
 def _current(conn: Connection) -> str | None:
@@ -353,7 +266,7 @@ def migrate(engine: Engine) -> str:
     Raises :class:`SchemaTooNewError` (touching nothing) when the database's revision is not one
     this version knows.
     """
-    head, known = _revisions()
+    head, known = bundled_revisions()
     where = describe(engine.url.render_as_string(hide_password=False))
     deadline = time.monotonic() + LOCKED_RETRY_S
     while True:
@@ -385,7 +298,7 @@ def current_revision(engine: Engine, where: str) -> str:
 
     :class:`NoDatabaseError` for a database without a Pool Arena schema, :class:`SchemaTooNewError`
     / :class:`SchemaTooOldError` for another revision.  Nothing is written."""
-    head, known = _revisions()
+    head, known = bundled_revisions()
     try:
         with engine.connect() as conn:
             current = _current(conn)

@@ -62,6 +62,15 @@ def test_bots_list_does_not_load_numpy_or_other_commands(home: Path) -> None:
     assert "numpy" not in top(names)
     others = {target.split(":")[0] for name, target, _ in SUBCOMMANDS if name != "bots"}
     assert not names & others, sorted(names & others)
+    # on the default SQLite database the listing is answered without the ORM (arena.store.quickread)
+    assert not top(names) & {"sqlmodel", "sqlalchemy", "alembic", "grpc"}, sorted(top(names) & set(HEAVY))
+
+
+def test_bots_list_help_loads_no_store(home: Path) -> None:
+    names, run = imported(["bots", "list", "--help"], home)
+    assert run.returncode == 0, run.stderr[-2000:]
+    store = {"sqlmodel", "sqlalchemy", "alembic", "numpy", "grpc"}  # typer itself may load pydantic here
+    assert not top(names) & store, sorted(top(names) & store)
 
 
 @pytest.mark.parametrize(("name", "target", "text"), SUBCOMMANDS, ids=[s[0] for s in SUBCOMMANDS])

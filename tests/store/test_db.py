@@ -230,9 +230,9 @@ def test_concurrent_cli_writers(sqlite_url: str, arena_home: Path, tmp_path: Pat
 def test_bundled_revisions_are_read_as_alembic_reads_them() -> None:
     """The store reads the newest revision from the migration files without importing Alembic
     (so opening a database is fast); it must agree with Alembic's own reading."""
-    from arena.store.db import _revisions
+    from arena.store.db import bundled_revisions
 
-    head, known = _revisions()
+    head, known = bundled_revisions()
     assert head == SCRIPT.get_current_head()
     assert known == set(REVISIONS)
 

@@ -1,0 +1,56 @@
+"""The store's error types (standard library only: a command that merely names them stays fast)."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of the store's errors."""
+
+
+class SchemaTooNewError(StoreError):
+    """The database was written by a newer Pool Arena; nothing was changed."""
+
+
+class SchemaTooOldError(StoreError):
+    """A read-only open found an older schema, which only an open for writing can upgrade."""
+
+
+class DatabaseUnavailableError(StoreError):
+    """The database cannot be opened or reached."""
+
+
+class DatabaseReadOnlyError(DatabaseUnavailableError):
+    """The database file or its directory cannot be written; read-only commands still work."""
+
+
+class NoDatabaseError(DatabaseUnavailableError):
+    """A read-only open found no database where it looked (and created none)."""
+
+
+class DatabaseDamagedError(StoreError):
+    """The database reports damaged pages; ``where`` names it and ``detail`` is what was seen."""
+
+    def __init__(self, where: str, detail: str, *, sqlite: bool = True) -> None:
+        self.where = where
+        self.detail = detail
+        if sqlite:
+            advice = (
+                f"Run 'arena db check' to see what is damaged, and restore a backup made with "
+                f"'arena db backup FILE': stop every arena command using it, copy the backup over "
+                f"{where} and delete {where}-wal and {where}-shm."
+            )
+        else:
+            advice = "Run 'arena db check' to see which replays are damaged, and restore your pg_dump backup."
+        super().__init__(f"the database {where} is damaged ({detail}). {advice}")
+
+
+class BotRegistryError(StoreError):
+    """A registry request that cannot be done (bad name, bad file, ...)."""
+
+
+class UnknownBotError(BotRegistryError):
+    """No bot (or version) of that name."""
+
+
+class DuplicateUploadError(BotRegistryError):
+    """The uploaded file is identical to the bot's current version."""

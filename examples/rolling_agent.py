@@ -25,7 +25,16 @@ from pathlib import Path
 import numpy as np
 
 from arena.engine import Action, ActionKind, GreedyPolicy, Phase, State, apply, legal_actions, scores
-from arena.engine.board import BLOCKED, FIVES, LIFEGUARD, LOUNGER_COLOUR, LOUNGER_VALUE, N_COLOURS, REGULAR, advance
+from arena.engine.board import (
+    BLOCKED,
+    FIVES,
+    LIFEGUARD,
+    LOUNGER_COLOUR,
+    LOUNGER_VALUE,
+    N_COLOURS,
+    REGULAR,
+    advance,
+)
 from arena.envs.actions import INDEX
 from arena.envs.observation import decode
 

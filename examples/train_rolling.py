@@ -24,20 +24,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rolling_agent import CHIP_COST, RollingAgent, margin  # noqa: E402
+from rolling_agent import CHIP_COST, RollingAgent, margin
 
-from arena.engine import Phase, apply  # noqa: E402
-from arena.envs.actions import ACTIONS  # noqa: E402
-from arena.envs.observation import decode  # noqa: E402
-from arena.envs.pettingzoo import CoolAmPoolEnv  # noqa: E402
+from arena.engine import Phase, apply
+from arena.envs.actions import ACTIONS
+from arena.envs.observation import decode
+from arena.envs.pettingzoo import CoolAmPoolEnv
 
 
 def random_index(mask: np.ndarray, rng: random.Random) -> int:
     return int(rng.choice(np.flatnonzero(mask)))
 
 
-def play(env: CoolAmPoolEnv, agent: RollingAgent, learner: str, seed: int, rng: random.Random,
-         *, learn: bool) -> float:
+def play(
+    env: CoolAmPoolEnv, agent: RollingAgent, learner: str, seed: int, rng: random.Random, *, learn: bool
+) -> float:
     """One game; returns the learner's final reward (margin mode)."""
     env.reset(seed=seed)
     pending: list[str] = []
@@ -94,7 +95,9 @@ def measure(agent: RollingAgent, games: int, players: int = 2) -> tuple[float, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=120.0, help="training time (default 120)")
     parser.add_argument("--eval-games", type=int, default=40, help="games to measure (default 40)")
     parser.add_argument("--seed", type=int, default=0)

@@ -78,7 +78,9 @@ class Episode:
 
     __slots__ = ("dice", "events", "players", "reward", "rules", "seed", "state")
 
-    def __init__(self, players: int, seed: int, *, rules: Rules | str = DEFAULT, reward: str = "placing") -> None:
+    def __init__(
+        self, players: int, seed: int, *, rules: Rules | str = DEFAULT, reward: str = "placing"
+    ) -> None:
         self.players = check_players(players)
         self.seed = check_seed(seed)
         self.rules = rules_of(rules)

@@ -64,7 +64,7 @@ LAYOUT: Final = (
     Piece("secured", (N_LOUNGERS,), "per lounger: 1 when its towel is secured (guest side up)"),
     Piece("figure", (N_LOUNGERS, S), "per lounger: whose guest figure lies there, relative seat one-hot"),
     Piece("blocked", (N_LOUNGERS,), "per lounger: 1 when the lifeguard blocks it where he stands now"),
-    Piece("lifeguard", (TRACK_LEN + 1,), "lifeguard position one-hot: 0 the diving board, 1-11 the loop (R6)"),
+    Piece("lifeguard", (TRACK_LEN + 1,), "lifeguard position one-hot: 0 diving board, 1-11 the loop (R6)"),
     Piece("towels", (S,), "per relative seat: towels in supply / 16"),
     Piece("figures", (S,), "per relative seat: figures in supply / 5"),
     Piece("chips", (S,), "per relative seat: chips held / 4"),
@@ -125,7 +125,10 @@ _cache = _BoardCache()
 
 def _scale(round_cap: int) -> npt.NDArray[np.float32]:
     per_seat = (
-        [1 / TOWELS_PER_PLAYER] * S + [1 / FIGURES_PER_PLAYER] * S + [1 / MAX_CHIPS] * S + [1 / SCORE_SCALE] * S
+        [1 / TOWELS_PER_PLAYER] * S
+        + [1 / FIGURES_PER_PLAYER] * S
+        + [1 / MAX_CHIPS] * S
+        + [1 / SCORE_SCALE] * S
     )
     rest = [1.0] * (2 * S + 5) + [1 / N_DICE] * (3 * N_FACES + 1)
     rest += [1 / MAX_THROWS, 1 / CHIPS_TOTAL, 1 / round_cap, 1.0, 1 / N_LOUNGERS]
@@ -152,14 +155,24 @@ def encode(state: State, seat: int) -> Observation:
     pts = scores(state)
     phase = int(state.phase)
     raw = (
-        state.towels[seat:] + state.towels[:seat] + pad
-        + state.figures[seat:] + state.figures[:seat] + pad
-        + state.chips[seat:] + state.chips[:seat] + pad
-        + pts[seat:] + pts[:seat] + pad
+        state.towels[seat:]
+        + state.towels[:seat]
+        + pad
+        + state.figures[seat:]
+        + state.figures[:seat]
+        + pad
+        + state.chips[seat:]
+        + state.chips[:seat]
+        + pad
+        + pts[seat:]
+        + pts[:seat]
+        + pad
         + _SEATS[n]
         + ((0,) * S if phase == 4 else _TO_ACT[(state.seat - seat) % n])
         + _PHASE_ROWS[phase]
-        + state.kept + state.last + state.result
+        + state.kept
+        + state.last
+        + state.result
         + (
             state.dice,
             min(state.throw_no, MAX_THROWS),
@@ -220,9 +233,9 @@ def decode(obs: Observation, rules: Rules = DEFAULT) -> State:
     v = views(obs)
 
     def ints(name: str, scale: float) -> tuple[int, ...]:
-        return tuple(int(round(float(x) * scale)) for x in v[name].ravel())
+        return tuple(round(float(x) * scale) for x in v[name].ravel())
 
-    n = int(round(float(v["seats"].sum())))
+    n = round(float(v["seats"].sum()))
     check = ValueError(f"not an observation of this layout (seats flag {n} players)")
     if not MIN_PLAYERS <= n <= S:
         raise check

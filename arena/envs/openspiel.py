@@ -273,7 +273,8 @@ def compact(s: State) -> str:
     lifeguard position, dice (kept/last/result per face), per lounger the towel owner (``-`` none,
     upper-case letter when secured) and the figure owner, supplies and chips per seat."""
     towels = "".join(
-        "-" if o < 0 else (chr(65 + o) if sec else chr(97 + o)) for o, sec in zip(s.towel, s.secured, strict=True)
+        "-" if o < 0 else (chr(65 + o) if sec else chr(97 + o))
+        for o, sec in zip(s.towel, s.secured, strict=True)
     )
     figures = "".join("-" if f < 0 else str(f) for f in s.figure)
     dice = "/".join("".join(map(str, d)) for d in (s.kept, s.last, s.result))
@@ -292,7 +293,7 @@ class ScoreEvaluator(mcts.Evaluator):  # type: ignore[misc]
 
     def prior(self, state: CoolAmPoolState) -> Sequence[tuple[int, float]]:
         if state.is_chance_node():
-            return state.chance_outcomes()  # type: ignore[no-any-return]
+            return state.chance_outcomes()
         legal = state.legal_actions()
         return [(a, 1.0 / len(legal)) for a in legal]
 

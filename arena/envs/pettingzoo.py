@@ -86,7 +86,8 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
         self.reward_mode = check_reward(reward)
         self.rules = rules_of(rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be one of {', '.join(RENDER_MODES)} or None, got {render_mode!r}")
+            choices = ", ".join(RENDER_MODES)
+            raise ValueError(f"render_mode must be one of {choices} or None, got {render_mode!r}")
         self.render_mode = render_mode
         self.possible_agents = [f"player_{k}" for k in range(players)]
         self._seat = {a: k for k, a in enumerate(self.possible_agents)}
@@ -164,10 +165,8 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
         ``agent`` is to act."""
         state = self._game().state
         seat = self._seat[agent]
-        if state.seat == seat and not state.is_over:
-            legal = mask(state)
-        else:
-            legal = np.zeros(N_ACTIONS, np.int8)
+        to_act = state.seat == seat and not state.is_over
+        legal = mask(state) if to_act else np.zeros(N_ACTIONS, np.int8)
         return {"observation": encode(state, seat), "action_mask": legal}
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:

@@ -82,7 +82,8 @@ def _lounger_rects(state: State, i: int, x: int, y: int, base: RGB) -> list[Rect
             inner = inner._replace(fill=SEAT_RGB[owner], edge=(60, 60, 60), stroke=1)
         out.append(inner)
     if fig >= 0:
-        out.append(Rect(x + CELL_W - 14, y + 2, 12, 12, SEAT_RGB[fig], (60, 60, 60), 1, f"figure of seat {fig}"))
+        label = f"figure of seat {fig}"
+        out.append(Rect(x + CELL_W - 14, y + 2, 12, 12, SEAT_RGB[fig], (60, 60, 60), 1, label))
     return out
 
 
@@ -126,7 +127,8 @@ def scene(state: State) -> list[Rect]:
         length = int((WIDTH - 2 * MARGIN) * min(pts[seat] / SCORE_SCALE, 1.0))
         rects.append(Rect(MARGIN, y, WIDTH - 2 * MARGIN, 8, (210, 210, 210)))
         if length:
-            rects.append(Rect(MARGIN, y, length, 8, SEAT_RGB[seat], (60, 60, 60), 1, f"seat {seat}: {pts[seat]}"))
+            label = f"seat {seat}: {pts[seat]}"
+            rects.append(Rect(MARGIN, y, length, 8, SEAT_RGB[seat], (60, 60, 60), 1, label))
     return rects
 
 

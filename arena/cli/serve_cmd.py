@@ -1,53 +1,82 @@
-"""``arena serve``: the lobby where remote bots connect in over TCP and are matched while online."""
+"""``arena serve``: the arena server -- the web app with accounts and bot uploads, the match
+workers that validate uploads (and run other background services), and, with ``--listen``, the
+lobby where remote bots connect in over TCP and are matched while online."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from arena.engine.chance import SEED_LIMIT
 from arena.hosting import sandbox_choice
-from arena.lifecycle import STOP_SIGNALS, Stopped, exit_status
-from arena.lobby import Lobby, LobbyConfig, LobbyError
+from arena.lifecycle import Stopped, exit_status
+from arena.lobby import LobbyConfig, LobbyError
 from arena.referee.server import TlsFiles
 
 from .common import database, fail
 
+if TYPE_CHECKING:
+    from arena.store.db import Database
+
 
 def serve(
-    listen: Annotated[str, typer.Option(help="host:port where remote bots connect")] = "127.0.0.1:50051",
+    host: Annotated[
+        str, typer.Option(help="address of the web server (0.0.0.0: every interface)")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="port of the web server (0: any free port)")
+    ] = 8000,
+    jobs: Annotated[int, typer.Option(min=1, help="local worker processes for validation matches")] = 2,
+    cluster: Annotated[
+        str | None, typer.Option(help="play matches on this Dask scheduler (tcp://HOST:8786) instead")
+    ] = None,
+    no_signup: Annotated[
+        bool, typer.Option("--no-signup", help="only the admin makes accounts (no sign-up page)")
+    ] = False,
+    secure_cookies: Annotated[
+        bool, typer.Option("--secure-cookies", help="mark cookies Secure (behind an HTTPS proxy)")
+    ] = False,
+    listen: Annotated[
+        str | None,
+        typer.Option("--listen", "--lobby", help="host:port where remote bots connect (the lobby)"),
+    ] = None,
     opponents: Annotated[
-        str, typer.Option(help="registered local bots to play them, comma-separated")
+        str, typer.Option(help="lobby: registered local bots to play remote bots, comma-separated")
     ] = "greedy",
-    players: Annotated[int, typer.Option(min=2, max=4, help="players per table")] = 2,
-    games: Annotated[int, typer.Option(min=0, help="matches per remote bot (0: while it is online)")] = 2,
-    move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 1.0,
-    bank: Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")] = 10.0,
+    players: Annotated[int, typer.Option(min=2, max=4, help="lobby: players per table")] = 2,
+    games: Annotated[
+        int, typer.Option(min=0, help="lobby: matches per remote bot (0: while it is online)")
+    ] = 2,
+    move_time: Annotated[float, typer.Option(min=0.001, help="lobby: seconds per decision")] = 1.0,
+    bank: Annotated[float, typer.Option(min=0.0, help="lobby: overage bank in seconds")] = 10.0,
     grace: Annotated[
-        float, typer.Option(min=0.0, help="seconds a dropped remote bot may take to return")
+        float, typer.Option(min=0.0, help="lobby: seconds a dropped remote bot may take to return")
     ] = 30.0,
     seed: Annotated[
-        int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="seed (default: random)")
+        int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="lobby: seed (default: random)")
     ] = None,
-    tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate chain: serve TLS")] = None,
-    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert")] = None,
+    tls_cert: Annotated[Path | None, typer.Option(help="lobby: PEM certificate chain: serve TLS")] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="lobby: PEM private key of --tls-cert")] = None,
     duration: Annotated[
-        float, typer.Option(min=0.0, help="stop after this many seconds (0: when done)")
+        float, typer.Option(min=0.0, help="stop after this many seconds (0: when stopped)")
     ] = 0.0,
     no_sandbox: Annotated[
-        bool, typer.Option("--no-sandbox", help="run the local opponents unsandboxed")
+        bool, typer.Option("--no-sandbox", help="run bots unsandboxed (only bots you trust)")
     ] = False,
     cpu_time: Annotated[
-        bool, typer.Option("--cpu-time", help="charge the local opponents CPU time, not wall-clock time")
+        bool, typer.Option("--cpu-time", help="lobby: charge local opponents CPU time, not wall-clock time")
     ] = False,
 ) -> None:
-    """Serve remote bots: each plays --games matches against --opponents while it is online."""
+    """Run the arena server: web app with accounts and uploads, match workers, and the lobby."""
+    from arena.serve.runner import ServeOptions, run
+    from arena.serve.services import ServeContext
+    from arena.store.db import describe
+    from arena.web.server import bind, url_of
+
     if (tls_cert is None) != (tls_key is None):
         raise typer.BadParameter("give both --tls-cert and --tls-key, or neither", param_hint="--tls-cert")
     tls = None
@@ -56,64 +85,95 @@ def serve(
             if not f.is_file():
                 raise fail(f"{f}: no such file", 2)
         tls = TlsFiles(tls_cert, tls_key)
-    config = LobbyConfig(
-        listen=listen,
-        opponents=tuple(o.strip() for o in opponents.split(",") if o.strip()),
-        players=players,
-        games=games,
-        move_time=move_time,
-        bank=bank,
-        grace=grace,
-        seed=random.randrange(SEED_LIMIT) if seed is None else seed,
-        tls=tls,
-        sandbox=sandbox_choice(no_sandbox),
+    sandbox = sandbox_choice(no_sandbox)
+    lobby = None
+    if listen is not None:
+        lobby = LobbyConfig(
+            listen=listen,
+            opponents=tuple(o.strip() for o in opponents.split(",") if o.strip()),
+            players=players,
+            games=games,
+            move_time=move_time,
+            bank=bank,
+            grace=grace,
+            seed=random.randrange(SEED_LIMIT) if seed is None else seed,
+            tls=tls,
+            sandbox=sandbox,
+            duration=0.0,
+            cpu_clock=cpu_time,
+        )
+    options = ServeOptions(
+        jobs=jobs,
+        cluster=cluster,
+        sandbox_off=no_sandbox,
+        signup=not no_signup,
+        secure_cookies=secure_cookies,
+        lobby=lobby,
         duration=duration,
-        cpu_clock=cpu_time,
     )
-    stopped: list[int] = []
-    cut: list[int] = []  # matches a stop cut short
     with database() as db:
+        if sandbox is not None:
+            _require_sandbox()
+        try:
+            sock = bind(host, port)
+        except OSError as exc:
+            raise fail(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port", 2
+            ) from None
 
-        async def main() -> int:
-            lobby = Lobby(db, config, log=lambda line: typer.echo(line, err=True))
-            _stop_on_signals(lobby, stopped)
-            try:
-                address = await lobby.start()
-                names = ", ".join(r.name for r in lobby.remotes)
-                typer.echo(
-                    f"lobby (tournament {lobby.tournament_id}) listening on {address}"
-                    f"{' with TLS' if tls else ''} for remote bots: {names}",
-                    err=True,
-                )
-                return await lobby.run()
-            finally:
-                cut.append(lobby.interrupted)
-                await lobby.close()
+        def say(line: str) -> None:
+            typer.echo(line, err=True)
+
+        ctx = ServeContext(db, jobs=jobs, cluster=cluster, sandbox=sandbox, log=say)
+
+        def ready(services: list[Any], address: str | None) -> None:
+            where = f"the Dask cluster {cluster}" if cluster else f"{jobs} local worker process(es)"
+            running = ", ".join(s.name for s in services) or "none"
+            say(
+                f"Pool Arena server: {url_of(sock)}  (database {describe(db.url)}; matches on {where}"
+                f"{'' if sandbox else ', UNSANDBOXED'}; services: {running}; Ctrl-C to stop)"
+            )
+            if address is not None and lobby is not None:
+                names = ", ".join(r for r in _remote_names(db))
+                say(f"lobby listening on {address}{' with TLS' if tls else ''} for remote bots: {names}")
 
         try:
-            played = asyncio.run(main())
+            outcome = asyncio.run(run(db, sock, options, ctx, on_ready=ready))
         except LobbyError as exc:
             raise fail(str(exc), 2) from None
         except KeyboardInterrupt:
             raise fail("stopped", 130) from None
-    if stopped:  # one line, exit 128 + the signal
-        shown = f", {cut[0]} in progress recorded as failed (interrupted)" if cut and cut[0] else ""
-        typer.echo(f"arena serve: {Stopped(stopped[0]).how()}: {played} matches played{shown}", err=True)
-        raise typer.Exit(exit_status(stopped[0]))
-    typer.echo(f"{played} matches played; see 'arena leaderboard' and 'arena replays list'", err=True)
+        finally:
+            sock.close()
+    for error in outcome.errors:
+        say(f"error: {error}")
+    lobby_part = ""
+    if outcome.lobby_played is not None:
+        cut = outcome.lobby_cut
+        lobby_part = f": {outcome.lobby_played} matches played" + (
+            f", {cut} in progress recorded as failed (interrupted)" if cut else ""
+        )
+    if outcome.signum is not None:  # one line, exit 128 + the signal
+        say(f"arena serve: {Stopped(outcome.signum).how()}{lobby_part}")
+        raise typer.Exit(exit_status(outcome.signum))
+    say(f"arena serve: stopped after {duration:g} s{lobby_part}")
+    if outcome.errors:
+        raise typer.Exit(1)
 
 
-def _stop_on_signals(lobby: Lobby, stopped: list[int]) -> None:
-    """SIGINT, SIGTERM and SIGHUP stop the lobby cleanly (see :meth:`Lobby.stop`); the signal is
-    appended to ``stopped``.  A second one ends the process at once."""
-    loop = asyncio.get_running_loop()
+def _remote_names(db: Database) -> list[str]:
+    from arena.store.bots import remote_versions, version_names
 
-    def stop(signum: int) -> None:
-        if stopped:
-            os._exit(exit_status(signum))
-        stopped.append(signum)
-        lobby.stop()
+    ids = [v.id for v, _ in remote_versions(db) if v.id is not None]
+    return list(version_names(db, ids).values())
 
-    for sig in STOP_SIGNALS:
-        if signal.getsignal(sig) != signal.SIG_IGN:
-            loop.add_signal_handler(sig, stop, sig)
+
+def _require_sandbox() -> None:
+    """Uploaded bots are untrusted: refuse to start without a working sandbox (--no-sandbox to
+    run only bots you trust)."""
+    from arena.sandbox import require_bwrap
+
+    try:
+        require_bwrap()
+    except Exception as exc:
+        raise fail(f"{exc}; or run only bots you trust with --no-sandbox", 2) from None

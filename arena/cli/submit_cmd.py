@@ -1,0 +1,144 @@
+"""``arena submit FILE --name NAME --server URL``: upload a bot to an arena server, wait for its
+validation and print the result.
+
+The token (a personal API token from the server's account page or ``arena users token``) comes
+from ``$ARENA_TOKEN``, else from the config file ``$XDG_CONFIG_HOME/pool-arena/config.toml``
+(default ``~/.config/pool-arena/config.toml``), which may also name the server::
+
+    server = "http://arena.example.org:8000"
+    token = "arena_..."
+
+Exit status: 0 the version is active, 3 it was rejected (the reason and its stderr tail are
+printed), 1 the server refused the upload or could not be reached, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .common import fail
+
+TOKEN_ENV = "ARENA_TOKEN"
+SERVER_ENV = "ARENA_SERVER"
+FINAL = ("active", "rejected", "retired")
+
+
+def config_path() -> Path:
+    """Where the submit configuration lives."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "pool-arena" / "config.toml"
+
+
+def _config() -> dict[str, Any]:
+    path = config_path()
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise fail(f"cannot read {path}: {exc}", 2) from None
+
+
+def _multipart(fields: dict[str, str], filename: str, data: bytes) -> tuple[bytes, str]:
+    boundary = "arena-" + secrets.token_hex(12)
+    out = bytearray()
+    for key, value in fields.items():
+        out += f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+    safe = filename.replace('"', "_")
+    out += (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{safe}"\r\n'
+        f"Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    out += data + f"\r\n--{boundary}--\r\n".encode()
+    return bytes(out), f"multipart/form-data; boundary={boundary}"
+
+
+def _call(
+    url: str, token: str, *, body: bytes | None = None, content_type: str | None = None
+) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST" if body else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer: dict[str, Any] = json.loads(response.read() or b"{}")
+            return answer
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = json.loads(exc.read()).get("detail", exc.reason)
+        except ValueError:
+            detail = exc.reason
+        raise fail(f"the server refused it ({exc.code}): {detail}", 1) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise fail(f"cannot reach the server {url}: {reason}", 1) from None
+
+
+def submit(
+    file: Annotated[Path, typer.Argument(help="the bot's file (a script or an executable)")],
+    name: Annotated[str, typer.Option("--name", help="the bot's name on the server")],
+    server: Annotated[
+        str | None, typer.Option("--server", help="the server's URL (else $ARENA_SERVER or the config file)")
+    ] = None,
+    keep_previous: Annotated[
+        bool, typer.Option("--keep-previous", help="keep the current version active as well")
+    ] = False,
+    wait: Annotated[
+        float, typer.Option(min=0.0, help="seconds to wait for the validation (0: do not wait)")
+    ] = 300.0,
+) -> None:
+    """Upload a bot to an arena server, wait for its validation and print the result."""
+    config = _config()
+    token = os.environ.get(TOKEN_ENV) or str(config.get("token") or "")
+    base = (server or os.environ.get(SERVER_ENV) or str(config.get("server") or "")).rstrip("/")
+    if not base:
+        raise fail(f"no server: give --server URL (or set {SERVER_ENV}, or 'server' in {config_path()})", 2)
+    if not token:
+        raise fail(
+            f'no API token: set {TOKEN_ENV} or put token = "..." in {config_path()} '
+            f"(make one on the server's account page)",
+            2,
+        )
+    if not file.is_file():
+        raise fail(f"{file}: no such file", 2)
+    body, content_type = _multipart(
+        {"keep_previous": "true" if keep_previous else "false"}, file.name, file.read_bytes()
+    )
+    answer = _call(f"{base}/api/bots/{name}/versions", token, body=body, content_type=content_type)
+    version = answer.get("version")
+    typer.echo(f"uploaded {name} version {version} ({answer.get('status')}); validating ...", err=True)
+    status_url = f"{base}{answer.get('status_url')}"
+    deadline = time.monotonic() + wait
+    state = answer
+    while wait and state.get("status") not in FINAL and time.monotonic() < deadline:
+        time.sleep(1.0)
+        state = _call(status_url, token)
+    status = str(state.get("status"))
+    typer.echo(f"{name} version {version}: {status}")
+    if state.get("reason"):
+        typer.echo(f"reason: {state['reason']}")
+    tail = state.get("stderr_tail")
+    if status == "rejected" and tail:
+        typer.echo("its stderr, last lines:")
+        for line in str(tail).rstrip().splitlines()[-20:]:
+            typer.echo(f"  | {line}")
+    for m in state.get("validation_matches", []):
+        typer.echo(f"validation match {m['id']}: {m['status']}  {base}/matches/{m['id']}")
+    typer.echo(f"its page: {base}/bots/{name}")
+    if status == "rejected":
+        raise typer.Exit(3)
+    if status not in FINAL:
+        typer.echo(f"still {status} after {wait:g} s: see its page later", err=True)
+    sys.stdout.flush()

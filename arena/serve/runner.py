@@ -1,0 +1,139 @@
+"""Run the arena server: the web app (uvicorn), the background services and, when asked, the lobby.
+
+One asyncio loop in the main thread serves the web app and the lobby; each background service
+works in its own thread with its own match workers (see :mod:`arena.serve.services`).  SIGINT,
+SIGTERM and SIGHUP stop everything in order: the web server stops accepting and finishes its
+requests, the lobby stops (its matches in flight are recorded as failed, interrupted), then
+every service stops (its matches in flight are abandoned and played again at the next start).
+A second signal ends the process at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import uvicorn
+
+from arena.lifecycle import STOP_SIGNALS, exit_status
+from arena.lobby import Lobby, LobbyConfig
+from arena.store.db import Database
+from arena.web.auth_routes import Accounts
+
+from .services import SERVICES, BackgroundService, ServeContext
+from .webapp import serve_app
+
+
+@dataclass
+class ServeOptions:
+    """What ``arena serve`` runs."""
+
+    jobs: int = 1
+    cluster: str | None = None
+    sandbox_off: bool = False
+    signup: bool = True
+    secure_cookies: bool = False
+    lobby: LobbyConfig | None = None
+    duration: float = 0.0  # stop after this many seconds (0: until stopped)
+
+
+@dataclass
+class ServeOutcome:
+    """How a run ended: the stop signal (if any), and the lobby's counts."""
+
+    signum: int | None = None
+    lobby_played: int | None = None
+    lobby_cut: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the runner handles the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def run(
+    db: Database,
+    sock: socket.socket,
+    options: ServeOptions,
+    ctx: ServeContext,
+    *,
+    on_ready: Callable[[list[BackgroundService], str | None], None] = lambda _s, _a: None,
+) -> ServeOutcome:
+    """Serve until a stop signal (or ``options.duration``); see the module docstring."""
+    outcome = ServeOutcome()
+    services = [s for s in (factory(ctx) for factory in SERVICES) if s is not None]
+    wake = [getattr(s, "wake", None) for s in services]
+    wakers = [w for w in wake if callable(w)]
+
+    def woken() -> None:
+        for w in wakers:
+            w()
+
+    accounts = Accounts(db, signup=options.signup, secure_cookies=options.secure_cookies, on_upload=woken)
+    app = serve_app(db, accounts)
+    app.state.services = services
+    server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    done = asyncio.Event()
+    lobby = Lobby(db, options.lobby, log=ctx.log) if options.lobby is not None else None
+
+    def stop(signum: int | None) -> None:
+        if signum is not None:
+            if outcome.signum is not None:
+                os._exit(exit_status(signum))
+            outcome.signum = signum
+        server.should_exit = True
+        if lobby is not None:
+            lobby.stop()
+        done.set()
+
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            loop.add_signal_handler(sig, stop, sig)
+    started: list[BackgroundService] = []
+    lobby_task: asyncio.Task[int] | None = None
+    web = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for s in services:
+            s.start()
+            started.append(s)
+        address = None
+        if lobby is not None:
+            address = await lobby.start()
+            lobby_task = asyncio.create_task(lobby.run())
+        while not server.started and not web.done():
+            await asyncio.sleep(0.02)
+        on_ready(started, address)
+        if options.duration:
+            loop.call_later(options.duration, stop, None)
+        waiters: set[asyncio.Future[object]] = {asyncio.ensure_future(done.wait()), web}  # type: ignore[arg-type]
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        server.should_exit = True
+        if lobby is not None:
+            lobby.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(web, timeout=30)
+        if lobby is not None:
+            try:
+                if lobby_task is not None:
+                    outcome.lobby_played = await lobby_task
+            except Exception as exc:
+                outcome.errors.append(f"lobby: {type(exc).__name__}: {exc}")
+            finally:
+                outcome.lobby_cut = lobby.interrupted
+                await lobby.close()
+        for s in reversed(started):
+            await asyncio.to_thread(s.stop)
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+    return outcome

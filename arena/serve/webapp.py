@@ -1,0 +1,78 @@
+"""The app ``arena serve`` serves: the viewer of ``arena web`` plus accounts, uploads, bot pages
+and the submission API, with a request-size guard on the upload routes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from fastapi import FastAPI
+
+from arena.store.db import Database
+from arena.submission.files import max_upload_bytes
+from arena.web import api_submit, auth_routes, bot_routes
+from arena.web.app import create_app
+from arena.web.auth_routes import Accounts
+
+UPLOAD_PATHS = re.compile(r"^/(submit|api/bots/[^/]+/versions)/?$")
+FORM_OVERHEAD = 64 * 1024  # multipart headers and the small fields around the file
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class UploadSizeGuard:
+    """Refuse an upload before its body is read: 411 without a Content-Length, 413 when it is
+    over the upload limit (plus the form's overhead).  Other requests pass untouched."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_PATHS.match(scope["path"]):
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            length = headers.get("content-length", "")
+            limit = max_upload_bytes()
+            if not length.isdigit():
+                await _answer(send, 411, "Length required", "send the upload with a Content-Length header")
+                return
+            if int(length) > limit + FORM_OVERHEAD:
+                await _answer(
+                    send,
+                    413,
+                    "Upload too large",
+                    f"the upload is {int(length) / 1e6:.2f} MB, over the {limit / 1e6:g} MB limit",
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+async def _answer(send: Send, status: int, title: str, detail: str) -> None:
+    body = json.dumps({"error": title, "detail": detail, "status": status}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def serve_app(db: Database, accounts: Accounts | None = None) -> FastAPI:
+    """The full app over a writable database (the accounts' settings default to open sign-up)."""
+    app = create_app(db)
+    app.description = (
+        "Pool Arena: leaderboard, tournaments, matches, replays, and bot submission. Upload a bot "
+        "with POST /api/bots/{name}/versions and a personal API token (Authorization: Bearer TOKEN)."
+    )
+    auth_routes.install(app, accounts or Accounts(db))
+    app.include_router(bot_routes.make_router())
+    app.include_router(api_submit.make_router())
+    app.add_middleware(UploadSizeGuard)
+    return app

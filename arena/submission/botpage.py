@@ -1,0 +1,216 @@
+"""What a bot's page shows: its versions with their validation, recent matches, slowest
+decisions, and forfeits with their evidence (read from the stored replays)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import col, select
+
+from arena.endings import is_forfeit
+from arena.store.db import Database
+from arena.store.models import Bot, BotVersion, Match, MatchSeat
+from arena.store.models_accounts import BotOwner, BotUpload, UploadStatus, UserAccount
+from arena.store.tournaments import CorruptReplayError, UnknownMatchError, load_replay
+from arena.web import queries
+from arena.web.queries import MatchFilters, MatchRow
+
+from .store import match_ids
+
+RECENT = 20
+SLOWEST = 10
+FORFEITS = 10
+
+
+class NoSuchBotError(LookupError):
+    """No bot of that name."""
+
+
+@dataclass(frozen=True)
+class VersionView:
+    """One version and its validation (``status`` "active" for a CLI-registered version)."""
+
+    id: int
+    version: int
+    filename: str
+    sha256: str
+    created_at: datetime
+    status: str
+    uploaded: bool
+    keep_previous: bool
+    reason: str | None
+    stderr_tail: str | None
+    validation: list[MatchRow]
+
+    def to_json(self, *, private: bool) -> dict[str, Any]:
+        """JSON-ready data (the stderr tail only when ``private``: the owner's view)."""
+        return {
+            "version": self.version,
+            "filename": self.filename,
+            "sha256": self.sha256,
+            "created_at": queries.iso(self.created_at),
+            "status": self.status,
+            "uploaded": self.uploaded,
+            "keep_previous": self.keep_previous,
+            "reason": self.reason,
+            **({"stderr_tail": self.stderr_tail} if private else {}),
+            "validation_matches": [m.to_json() for m in self.validation],
+        }
+
+
+@dataclass(frozen=True)
+class Slow:
+    """One of the bot's slowest decisions: the match, the version and the time."""
+
+    match_id: int
+    version: int
+    think_max: float
+    decisions: int | None
+
+
+@dataclass(frozen=True)
+class ForfeitView:
+    """A match the bot forfeited: why, and the evidence kept with it."""
+
+    match_id: int
+    version: int
+    termination: str
+    detail: str | None
+    evidence: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BotPage:
+    """Everything the page of bot ``name`` shows."""
+
+    id: int
+    name: str
+    owner: str | None
+    owner_id: int | None
+    removed: bool
+    versions: list[VersionView]
+    recent: list[MatchRow]
+    slowest: list[Slow]
+    forfeits: list[ForfeitView] = field(default_factory=list)
+
+    def to_json(self, *, private: bool) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {
+            "name": self.name,
+            "owner": self.owner,
+            "removed": self.removed,
+            "versions": [v.to_json(private=private) for v in self.versions],
+            "recent_matches": [m.to_json() for m in self.recent],
+            "slowest_decisions": [s.__dict__ for s in self.slowest],
+            "forfeits": [
+                {**f.__dict__, "evidence": f.evidence if private else _public(f.evidence)}
+                for f in self.forfeits
+            ],
+        }
+
+
+def _public(evidence: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in evidence.items() if k != "stderr_tail"}
+
+
+def bot_page(db: Database, name: str) -> BotPage:
+    """The page of bot ``name``; :class:`NoSuchBotError` when there is none."""
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        if bot is None or bot.id is None or name.startswith("file:"):
+            raise NoSuchBotError(f"there is no bot named {name!r}")
+        owner_row = session.get(BotOwner, bot.id)
+        owner = session.get(UserAccount, owner_row.user_id) if owner_row is not None else None
+        versions = list(
+            session.exec(
+                select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
+            ).all()
+        )
+        vids = [v.id for v in versions if v.id is not None]
+        uploads = {
+            u.bot_version_id: u
+            for u in session.exec(select(BotUpload).where(col(BotUpload.bot_version_id).in_(vids))).all()
+        }
+        number = {v.id: v.version for v in versions}
+        slow_rows = session.exec(
+            select(MatchSeat)
+            .where(col(MatchSeat.bot_version_id).in_(vids), col(MatchSeat.think_max).is_not(None))
+            .order_by(col(MatchSeat.think_max).desc())
+            .limit(SLOWEST)
+        ).all()
+        slowest = [
+            Slow(s.match_id, number[s.bot_version_id], s.think_max or 0.0, s.decisions) for s in slow_rows
+        ]
+        seat_rows = session.exec(
+            select(MatchSeat, Match)
+            .join(Match, col(Match.id) == col(MatchSeat.match_id))
+            .where(col(MatchSeat.bot_version_id).in_(vids), col(MatchSeat.termination).is_not(None))
+            .order_by(col(Match.id).desc())
+        ).all()
+        forfeited = [(s, m) for s, m in seat_rows if is_forfeit(s.termination)][:FORFEITS]
+    views = []
+    for v in versions:
+        assert v.id is not None
+        up = uploads.get(v.id)
+        validation = [m for m in (queries.get_match(db, i) for i in (match_ids(up) if up else [])) if m]
+        views.append(
+            VersionView(
+                v.id,
+                v.version,
+                v.filename,
+                v.sha256,
+                v.created_at,
+                up.status if up else UploadStatus.ACTIVE,
+                up is not None,
+                bool(up and up.keep_previous),
+                up.reason if up else None,
+                up.stderr_tail if up else None,
+                validation,
+            )
+        )
+    forfeits = [
+        ForfeitView(
+            m.id or 0,
+            number[s.bot_version_id],
+            s.termination or "",
+            s.detail,
+            _evidence(db, m.id or 0, s.seat),
+        )
+        for s, m in forfeited
+    ]
+    try:
+        recent = queries.list_matches(db, MatchFilters(bot=name, status=None), per_page=RECENT).items
+    except queries.FilterError:
+        recent = []
+    return BotPage(
+        bot.id,
+        bot.name,
+        owner.username if owner else None,
+        owner.id if owner else None,
+        bot.removed_at is not None,
+        views,
+        recent,
+        slowest,
+        forfeits,
+    )
+
+
+def _evidence(db: Database, match_id: int, seat: int) -> dict[str, Any]:
+    """The forfeit evidence of ``seat`` in the match's replay (empty when there is none)."""
+    try:
+        text = load_replay(db, match_id)
+    except (UnknownMatchError, CorruptReplayError):
+        return {}
+    for line in reversed(text.splitlines()):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        for f in obj.get("forfeits", []) if isinstance(obj, dict) else []:
+            if isinstance(f, dict) and f.get("seat") == seat:
+                ev = f.get("evidence", {})
+                return ev if isinstance(ev, dict) else {}
+    return {}

@@ -292,6 +292,67 @@ def verify(
         raise typer.Exit(1)
 
 
+
+@app.command("analyse")
+def analyse(
+    match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id (see 'arena replays list')")],
+    as_json: Annotated[bool, typer.Option("--json", help="the analysis as JSON on standard output")] = False,
+    min_loss: Annotated[
+        float, typer.Option(min=0.0, help="list only decisions that lost at least this many points")
+    ] = 0.0,
+    evaluator: Annotated[
+        str, typer.Option(help="value (the learned evaluation, default) or search (the search bot's values)")
+    ] = "value",
+) -> None:
+    """Annotate every decision of a match with the expected value of the chosen action and of the
+    best one (the learned evaluation + exact turn expectimax); per seat, the expected points lost.
+
+    Values are expected final margins (score minus the mean of the others) in points; a
+    decision's loss is best minus chosen.  Nothing is stored: the analysis is recomputed."""
+    from arena.strength.analysis import UnknownEvaluatorError, evaluator_by_name
+    from arena.strength.analysis import analyse as run_analysis
+    from arena.strength.value import WeightsError
+
+    try:
+        decide, label, skip = evaluator_by_name(evaluator)
+    except UnknownEvaluatorError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--evaluator") from None
+    except WeightsError as exc:
+        raise fail(str(exc)) from None
+    rep, _text = _load(match_id)
+    result = run_analysis(rep, decide, label, match=match_id, seating=_names(rep), skip_phases=skip)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
+        return
+    console = make_console()
+    table = Table(title=f"Match {match_id}: every decision, valued by {result.evaluator}")
+    for name, justify in (("step", "right"), ("turn", "right"), ("seat", "left"), ("phase", "left"),
+                          ("chosen", "left"), ("value", "right"), ("best", "left"), ("value ", "right"),
+                          ("loss", "right")):  # fmt: skip
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for d in result.decisions:
+        if d.loss < min_loss:
+            continue
+        style = "bold red" if d.costly else ("yellow" if d.loss >= 0.5 else "")
+        table.add_row(
+            str(d.step), str(d.turn), f"{d.seat} {result.seats[d.seat].name}", d.phase, d.chosen,
+            f"{d.chosen_value:+.2f}", "=" if d.best == d.chosen else d.best, f"{d.best_value:+.2f}",
+            f"{d.loss:.2f}", style=style,
+        )  # fmt: skip
+    console.print(table)
+    summary = Table(title="Expected points lost, by seat (costliest decisions in bold red)")
+    for name in ("seat", "bot", "score", "decisions", "points lost", "per decision", "costliest steps"):
+        summary.add_column(name)
+    for s in result.seats:
+        summary.add_row(
+            str(s.seat), s.name, "" if s.score is None else str(s.score), str(s.decisions),
+            f"{s.total_loss:.2f}", f"{s.mean_loss:.3f}", ", ".join(str(k) for k in s.costliest),
+        )  # fmt: skip
+    console.print(summary)
+    for note in result.notes:
+        console.print(f"note: {note}")
+
+
 # ---- a full-screen terminal viewer ------------------------------------------------------------
 
 KEYS = {

@@ -255,6 +255,10 @@ def create_app(db: Database) -> FastAPI:
         except FilterError as exc:
             raise Problem(400, "Bad filter", str(exc)) from None
 
+    from .analysis_routes import analysis_router
+
+    app.include_router(analysis_router(db))  # /matches/{id}/analysis (arena/strength/analysis.py)
+
     # ---- pages ----------------------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)

@@ -1,0 +1,147 @@
+"""``/matches/{id}/analysis``: the analysis of a stored match (arena/strength/analysis.py) as JSON.
+
+* ``POST /matches/{id}/analysis`` starts the analysis in a background thread (one at a time; a
+  request for one already running or done starts nothing) and answers like ``GET``;
+* ``GET /matches/{id}/analysis`` answers ``{"status": "none" | "running" | "done" | "error"}``,
+  with ``"analysis"`` (:meth:`arena.strength.analysis.Analysis.to_json`) when done and
+  ``"detail"`` on an error.  202 while running, 200 otherwise.
+
+Unknown matches and matches without a replay are 404, a damaged replay 422, all as JSON
+``{"error", "detail", "status"}``.  Results are kept in memory (the most recent 32), keyed by the
+match, the stored replay's sha256 and the evaluator: nothing is written anywhere, and a changed
+replay or new weights are analysed afresh.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from arena.engine import ReplayError, replay
+from arena.store.db import Database
+from arena.store.tournaments import UnknownMatchError
+
+from . import queries
+from .replays import DamagedReplayError, replay_text
+
+KEEP: Final = 32
+
+Key = tuple[int, str, str]
+
+
+class AnalysisJobs:
+    """Analyses computed in one background thread and kept in memory (module docstring)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.lock = threading.Lock()
+        self.done: OrderedDict[Key, dict[str, Any]] = OrderedDict()
+        self.running: set[Key] = set()
+        self.errors: dict[Key, str] = {}
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
+        self._evaluator: tuple[Any, str, frozenset[str]] | None = None
+
+    def evaluator(self) -> tuple[Any, str, frozenset[str]]:
+        """The default evaluator (loads the shipped weights once)."""
+        if self._evaluator is None:
+            from arena.strength.analysis import evaluator_by_name
+
+            self._evaluator = evaluator_by_name("value")
+        return self._evaluator
+
+    def key(self, match_id: int) -> Key:
+        """The cache key of a match's analysis; :class:`LookupError` when it has no replay."""
+        info = queries.replay_info(self.db, match_id)
+        if info is None:
+            m = queries.get_match(self.db, match_id)
+            if m is None:
+                raise LookupError(f"there is no match {match_id}; see the matches list")
+            raise LookupError(f"match {match_id} has no replay (status {m.status})")
+        return (match_id, info[0], self.evaluator()[1])
+
+    def status(self, key: Key) -> dict[str, Any]:
+        """What is known about ``key`` now."""
+        with self.lock:
+            if key in self.done:
+                self.done.move_to_end(key)
+                return {"status": "done", "analysis": self.done[key]}
+            if key in self.running:
+                return {"status": "running"}
+            if key in self.errors:
+                return {"status": "error", "detail": self.errors[key]}
+        return {"status": "none"}
+
+    def start(self, key: Key) -> dict[str, Any]:
+        """Start analysing ``key`` unless it is running or done; the status after that."""
+        with self.lock:
+            if key not in self.done and key not in self.running:
+                self.errors.pop(key, None)
+                self.running.add(key)
+                self.pool.submit(self._run, key)
+        return self.status(key)
+
+    def _run(self, key: Key) -> None:
+        from arena.strength.analysis import analyse
+
+        match_id = key[0]
+        try:
+            text = replay_text(self.db, match_id)
+            rep = replay(text)
+            m = queries.get_match(self.db, match_id)
+            names = [s.bot for s in sorted(m.seats, key=lambda s: s.seat)] if m is not None else None
+            if names is not None and len(names) != rep.states[0].players:
+                names = None
+            decide, label, skip = self.evaluator()
+            result = analyse(rep, decide, label, match=match_id, seating=names, skip_phases=skip).to_json()
+        except (ReplayError, DamagedReplayError, UnknownMatchError) as exc:
+            with self.lock:
+                self.errors[key] = str(exc)
+                self.running.discard(key)
+            return
+        except Exception as exc:  # a bug: say so on the page rather than spin for ever
+            with self.lock:
+                self.errors[key] = f"{type(exc).__name__}: {exc}. This is a bug in Pool Arena."
+                self.running.discard(key)
+            return
+        with self.lock:
+            self.done[key] = result
+            while len(self.done) > KEEP:
+                self.done.popitem(last=False)
+            self.running.discard(key)
+
+
+def _problem(status: int, title: str, detail: str) -> JSONResponse:
+    return JSONResponse({"error": title, "detail": detail, "status": status}, status_code=status)
+
+
+def analysis_router(db: Database) -> APIRouter:
+    """The analysis routes over ``db`` (module docstring)."""
+    router = APIRouter()
+    jobs = AnalysisJobs(db)
+
+    def answer(match_id: int, start: bool) -> JSONResponse:
+        try:
+            key = jobs.key(match_id)
+        except LookupError as exc:
+            return _problem(404, "Unknown match" if "no match" in str(exc) else "No replay", str(exc))
+        except ValueError as exc:  # the weights cannot be loaded (WeightsError)
+            return _problem(503, "No evaluation", str(exc))
+        body = jobs.start(key) if start else jobs.status(key)
+        if body["status"] == "error" and "corrupt" in str(body.get("detail", "")):
+            return _problem(422, "Corrupt replay", str(body["detail"]))
+        return JSONResponse(body, status_code=202 if body["status"] == "running" else 200)
+
+    @router.post("/matches/{match_id}/analysis", include_in_schema=False)
+    def start_analysis(match_id: int) -> JSONResponse:
+        return answer(match_id, True)
+
+    @router.get("/matches/{match_id}/analysis", include_in_schema=False)
+    def get_analysis(match_id: int) -> JSONResponse:
+        return answer(match_id, False)
+
+    return router

@@ -154,7 +154,11 @@ class LocalExecutor:
         return self.jobs
 
     def submit(self, task: MatchTask) -> Hashable:
-        future = self.pool.submit(play_task, task)
+        try:
+            future = self.pool.submit(play_task, task)
+        except BrokenProcessPool as exc:  # a worker died since the last wait(): requeued by wait()
+            future = Future()
+            future.set_exception(exc)
         self._note_processes()
         return future
 

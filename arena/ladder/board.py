@@ -1,0 +1,126 @@
+"""The ladder's standings as pages and commands show them, read in a few small queries.
+
+Nothing here folds or fits results: the OpenSkill beliefs are the ``ladder_rating`` rows kept
+current in each result's transaction, and the Plackett-Luce column is the cached fit
+(:func:`arena.ladder.ratings.fit_state`, marked stale while a refit is due).  So the standings
+cost the same with 100 or 100,000 stored matches (``benchmarks/ladder.py`` measures it).
+
+- **Ranked by** OpenSkill's conservative ``mu - 3 sigma`` (:class:`arena.ratings.incremental.Belief`).
+- **Provisional**: a version with fewer than ``min_games`` rated games is listed apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from arena.ratings.incremental import Belief, ranked
+from arena.store.bots import version_names
+from arena.store.db import Database
+from arena.store.models import Match, MatchSeat, MatchStatus
+
+from .field import active_versions, find_ladder
+from .ratings import beliefs, fit_state
+
+MIN_GAMES = 10
+"""Rated games a version needs before it is ranked."""
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One version on the ladder."""
+
+    rank: int | None  # None: provisional
+    bot: str
+    version_id: int
+    mu: float
+    sigma: float
+    conservative: float
+    games: int
+    active: bool
+    pl: tuple[float, float | None, float | None] | None  # cached fit: rating, 95% lo, hi
+
+    @property
+    def provisional(self) -> bool:
+        return self.rank is None
+
+
+@dataclass(frozen=True)
+class Live:
+    """A ladder match in progress."""
+
+    match_id: int
+    bots: tuple[str, ...]
+    started_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Board:
+    """The ladder's standings, its matches in progress and how current the published fit is."""
+
+    tournament_id: int
+    rows: list[BoardRow]
+    finished: int
+    running: list[Live]
+    fit_fresh: bool
+    fit_matches: int
+    min_games: int
+
+
+def ladder_board(db: Database, *, min_games: int = MIN_GAMES) -> Board | None:
+    """The ladder's :class:`Board`, or None when there is no ladder."""
+    t = find_ladder(db)
+    if t is None or t.id is None:
+        return None
+    tid = t.id
+    current = beliefs(db, tid)
+    fit = fit_state(db, tid)
+    active = set(active_versions(db))
+    running = running_matches(db, tid)
+    names = version_names(db, sorted(set(current) | active))
+    for vid in active:  # active but not rated yet: provisional at the prior
+        current.setdefault(vid, Belief(25.0, 25.0 / 3.0, 0))
+    top, provisional = ranked(current, min_games)
+    rows = []
+    for rank, vid in [*((i, v) for i, v in enumerate(top, 1)), *((None, v) for v in provisional)]:
+        b = current[vid]
+        pl = fit.ratings.get(vid)
+        rows.append(
+            BoardRow(rank, names.get(vid, f"version {vid}"), vid, b.mu, b.sigma, b.conservative, b.games,
+                     vid in active, (pl[0], pl[1], pl[2]) if pl else None)
+        )  # fmt: skip
+    with db.session() as session:
+        finished = session.exec(
+            select(func.count()).where(Match.tournament_id == tid, Match.status == MatchStatus.FINISHED)
+        ).one()
+    return Board(tid, rows, int(finished), running, fit.fresh, fit.matches, min_games)
+
+
+def running_matches(db: Database, tournament_id: int) -> list[Live]:
+    """The ladder's matches being played now, oldest first."""
+    with db.session() as session:
+        matches = session.exec(
+            select(Match)
+            .where(Match.tournament_id == tournament_id, Match.status == MatchStatus.RUNNING)
+            .order_by(col(Match.id))
+        ).all()
+        ids = [m.id for m in matches]
+        seats: dict[int, list[int]] = {}
+        for s in session.exec(
+            select(MatchSeat).where(col(MatchSeat.match_id).in_(ids)).order_by(col(MatchSeat.seat))
+        ).all():
+            seats.setdefault(s.match_id, []).append(s.bot_version_id)
+        started = {m.id: m.started_at for m in matches}
+    names = version_names(db, sorted({v for vs in seats.values() for v in vs}))
+    return [
+        Live(mid, tuple(names.get(v, str(v)) for v in seats.get(mid, [])), _utc(started[mid]))
+        for mid in ids
+        if mid is not None
+    ]
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    return None if at is None else at if at.tzinfo is not None else at.replace(tzinfo=UTC)

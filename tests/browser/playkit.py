@@ -91,9 +91,8 @@ def play_by_clicks(page: Any, rng: random.Random, *, limit: int = 2000, stop_aft
     return the number of decisions made.  Setup and action: a highlighted lounger on the board
     (or Pass when none); roll: sometimes dice and Keep, else Stop."""
     seen = ""
-    made = 0
     panel = page.locator("#play-panel")
-    for _ in range(limit):
+    for made in range(limit):
         page.wait_for_function(DECIDE_OR_OVER, arg=seen, timeout=60_000)
         if panel.get_attribute("data-state") == "over":
             return made
@@ -119,5 +118,4 @@ def play_by_clicks(page: Any, rng: random.Random, *, limit: int = 2000, stop_aft
                 targets.nth(rng.randrange(n)).click()
             else:
                 page.locator("#btn-pass").click()
-        made += 1
     raise AssertionError(f"the game did not end within {limit} decisions")

@@ -68,7 +68,7 @@ def test_a_complete_game_by_clicks_is_stored_and_verifies(
         assert page.locator("#play-result li").count() == players
         # the viewer shows the whole game, up to its last event
         assert page.evaluate("window.poolViewer.step") == page.evaluate("window.poolViewer.steps")
-        text, seating = stored_match(tmp_path, stored)
+        _text, seating = stored_match(tmp_path, stored)
         assert seating[seat] == "human:tester"
         assert len(seating) == players
         # the replay viewer of the same server shows the match with the human seat

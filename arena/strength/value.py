@@ -218,3 +218,11 @@ def load_default() -> ValueFunction:
     if _DEFAULT is None:
         _DEFAULT = load(DEFAULT_WEIGHTS)
     return _DEFAULT
+
+
+def leaf_value(state: State, seat: int) -> float:
+    """The shipped evaluation as a search's leaf hook: ``seat``'s expected final margin from
+    ``state`` (:meth:`ValueFunction.leaf` of :func:`load_default`).  The search bot takes it as
+    ``SEARCH_BOT_VALUE=arena.strength.value:leaf_value`` (:func:`arena.strength.search.load_worth_model`
+    wraps it in a ``ValueWorths``)."""
+    return load_default().leaf(state, seat)

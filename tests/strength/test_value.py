@@ -108,3 +108,27 @@ def test_the_shipped_weights_load_and_were_trained() -> None:
     assert meta["trained_games"] >= 1000
     assert meta["heldout_rmse"] < meta["board_rmse"] < meta["zero_rmse"]
     assert DEFAULT_WEIGHTS.stat().st_size < 200_000
+
+
+def test_the_value_fits_the_search_leaf_hook() -> None:
+    """H18a's search takes a state value (state, seat) -> margin as its leaf evaluation."""
+    from arena.engine import Phase, apply, apply_throw, legal_actions, new_game
+    from arena.engine.chance import DiceStream
+    from arena.strength.search import SearchPolicy, ValueWorths, load_worth_model
+    from arena.strength.value import leaf_value
+
+    model = load_worth_model("arena.strength.value:leaf_value")
+    assert isinstance(model, ValueWorths)
+    policy = SearchPolicy(worth_model=model)
+    s = new_game(2)
+    dice = DiceStream(4)
+    acted = 0
+    while not s.is_over and acted < 40:
+        if s.is_chance:
+            s = apply_throw(s, dice.throw(s.turn, s.throw_no + 1, s.dice))
+            continue
+        a = policy.choose(s)
+        assert a in legal_actions(s)
+        acted += s.phase == Phase.ACTION
+        s = apply(s, a)
+    assert leaf_value(s, 0) == pytest.approx(load_default().leaf(s, 0))

@@ -68,19 +68,25 @@
       el("text", { x: x(k), y: T + ph + 14, "text-anchor": "middle", "font-size": 11 }, svg).textContent = String(k);
     }
     el("text", { x: L + pw / 2, y: H - 4, "text-anchor": "middle", "font-size": 11 }, svg).textContent = "step";
+    // the seats' labels at the right end, at least 14 px apart
+    const labelY = {};
+    a.seats.slice().sort((p, q) => q.total_loss - p.total_loss).forEach((s, i, arr) => {
+      let ly = y(s.total_loss);
+      if (i > 0) ly = Math.max(ly, labelY[arr[i - 1].seat] + 14);
+      labelY[s.seat] = ly;
+    });
     const byStep = {};
     a.decisions.forEach((d) => { byStep[d.step] = d; });
     a.seats.forEach((s) => {
       const pts = [[0, 0]].concat(s.curve);
       pts.push([steps, s.total_loss]);
       const path = pts.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
-      el("polyline", { points: path, fill: "none", stroke: "#000", "stroke-width": 3.5, opacity: 0.25 }, svg);
+      el("polyline", { points: path, fill: "none", stroke: "#000", "stroke-width": 3.5, opacity: 0.35 }, svg);
       const line = el("polyline", { class: "loss-line", points: path, fill: "none", stroke: SEAT[s.seat % 4],
         "stroke-width": 2, "data-seat": s.seat }, svg);
       line.appendChild(document.createElementNS(NS, "title")).textContent =
         `${s.name} (seat ${s.seat}): ${s.total_loss.toFixed(2)} expected points lost in ${s.decisions} decisions`;
-      const ly = y(s.total_loss);
-      el("text", { x: L + pw + 8, y: ly + 4, "font-size": 12, class: "loss-label", "data-seat": s.seat }, svg)
+      el("text", { x: L + pw + 8, y: labelY[s.seat] + 4, "font-size": 12, class: "loss-label", "data-seat": s.seat }, svg)
         .textContent = `${s.name}: ${s.total_loss.toFixed(1)}`;
       const cum = {};
       s.curve.forEach((p) => { cum[p[0]] = p[1]; });

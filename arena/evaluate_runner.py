@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from pathlib import Path
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import (
     GameOutcome,
+    Percentiles,
     GroupOutcome,
     Interval,
     SprtConfig,
@@ -79,13 +81,18 @@ class EvaluationPlan:
 
 @dataclass
 class Timing:
-    """Think time per decision of one side, on the referee's clock."""
+    """Think time per decision of one side: totals from the referee's clocks, and every
+    decision's wall-clock and CPU time from the match records (``ms``, ``cpu_ms``) for the
+    percentiles.  Forced and automatic decisions (the referee answered) are not counted."""
 
     decisions: int = 0
     total: float = 0.0
     max: float = 0.0
     cpu: float = 0.0  # CPU seconds of the bot processes during the games (all of it, not only
     cpu_decisions: int = 0  # while deciding), over the decisions of the games that had it
+    walls: list[float] = field(default_factory=list)  # seconds, one per decision asked
+    cpus: list[float] = field(default_factory=list)  # seconds, one per decision with a CPU figure
+    timeouts: int = 0  # forfeits by timeout
 
     def add(self, decisions: int, total: float, longest: float, cpu: float | None = None) -> None:
         """Account one seat of one game."""
@@ -95,6 +102,12 @@ class Timing:
         if cpu is not None:
             self.cpu += cpu
             self.cpu_decisions += decisions
+
+    def add_decision(self, wall: float, cpu: float | None) -> None:
+        """Account one decision's wall-clock (and, when measured, CPU) seconds."""
+        self.walls.append(wall)
+        if cpu is not None:
+            self.cpus.append(cpu)
 
     @property
     def mean(self) -> float:
@@ -106,15 +119,40 @@ class Timing:
         """Mean CPU seconds of the bot process per decision, when the launcher could measure it."""
         return self.cpu / self.cpu_decisions if self.cpu_decisions else None
 
-    def to_json(self) -> dict[str, float | int | None]:
+    def percentiles(self) -> dict[str, Percentiles | None]:
+        """``{"wall": ..., "cpu": ...}``: p50, p99 and max of the decisions (None without data)."""
+        return {
+            "wall": Percentiles.of(self.walls) if self.walls else None,
+            "cpu": Percentiles.of(self.cpus) if self.cpus else None,
+        }
+
+    def to_json(self) -> dict[str, object]:
         """Milliseconds, rounded."""
         cpu = self.cpu_mean
-        return {
+        out: dict[str, object] = {
             "decisions": self.decisions,
             "mean_ms": round(self.mean * 1000, 3),
             "max_ms": round(self.max * 1000, 3),
             "cpu_mean_ms": None if cpu is None else round(cpu * 1000, 3),
+            "timeouts": self.timeouts,
         }
+        for kind, p in self.percentiles().items():
+            out[f"{kind}_ms"] = None if p is None else p.to_json()
+        return out
+
+
+def record_times(replay: str) -> list[tuple[int, float, float | None]]:
+    """(seat, wall seconds, CPU seconds or None) of every decision a bot answered in a match
+    record (decision lines with ``ms``; forced and automatic ones have none)."""
+    out = []
+    for line in replay.splitlines():
+        if '"ms"' not in line:
+            continue
+        event = json.loads(line)
+        if "seat" in event and "ms" in event and "action" in event:
+            cpu = event.get("cpu_ms")
+            out.append((int(event["seat"]), event["ms"] / 1000.0, None if cpu is None else cpu / 1000.0))
+    return out
 
 
 @dataclass(frozen=True)
@@ -253,6 +291,11 @@ async def run_evaluation(
         for s in result.seats:
             side = "candidate" if s.seat == seat else "baseline"
             timing[side].add(s.decisions, s.think_total, s.think_max, s.cpu_time)
+        for s_seat, wall, cpu in record_times(result.replay):
+            timing["candidate" if s_seat == seat else "baseline"].add_decision(wall, cpu)
+        for f in result.forfeits:
+            if str(f.reason) == "timeout":
+                timing["candidate" if f.seat == seat else "baseline"].timeouts += 1
         pending.setdefault(g, {})[seat] = _outcome(result, plan.group_seed(g), seat)
         if len(pending[g]) == len(seats):
             games = pending.pop(g)

@@ -212,6 +212,43 @@ def bootstrap_ratio_interval(
     return Interval(estimate, lo, hi)
 
 
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0 < q <= 100) of ``values`` by the nearest-rank method: the
+    smallest value with at least ``q`` % of the values at or below it (so p100 is the maximum,
+    and p99 of 100 values is the second largest)."""
+    if not values:
+        raise ValueError("no values")
+    if not 0.0 < q <= 100.0:
+        raise ValueError(f"a percentile needs 0 < q <= 100, got {q!r}")
+    ordered = sorted(values)
+    rank = math.ceil(q / 100.0 * len(ordered))
+    return ordered[max(1, rank) - 1]
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """p50, p99 and the maximum of some durations (seconds), and how many there were."""
+
+    count: int
+    p50: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Percentiles:
+        """The percentiles of ``values`` (at least one)."""
+        return cls(len(values), percentile(values, 50), percentile(values, 99), max(values))
+
+    def to_json(self) -> dict[str, float | int]:
+        """Milliseconds, rounded to the microsecond."""
+        return {
+            "count": self.count,
+            "p50": round(self.p50 * 1000, 3),
+            "p99": round(self.p99 * 1000, 3),
+            "max": round(self.max * 1000, 3),
+        }
+
+
 # --------------------------------------------------------------------------- games and groups
 
 

@@ -30,7 +30,7 @@ from rich.table import Table
 from arena.botref import resolve_for_reading
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluate_runner import EvaluationPlan, EvaluationReport, Progress, run_evaluation
-from arena.evaluation import SprtConfig
+from arena.evaluation import Percentiles, SprtConfig
 from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
@@ -159,7 +159,17 @@ def report_table(report: EvaluationReport) -> Table:
         table.add_row(
             f"think per decision, {side}", f"mean {t.mean * 1000:.1f} ms{cpu}", f"max {t.max * 1000:.1f} ms"
         )
+        for kind, p in t.percentiles().items():
+            label = "wall clock" if kind == "wall" else "CPU"
+            table.add_row(f"  {label} per decision, {side}", *_percentile_cells(p))
+        table.add_row(f"  timeouts, {side}", str(t.timeouts), "")
     return table
+
+
+def _percentile_cells(p: Percentiles | None) -> tuple[str, str]:
+    if p is None:
+        return "not measured", ""
+    return f"p50 {p.p50 * 1000:.1f} ms  p99 {p.p99 * 1000:.1f} ms", f"max {p.max * 1000:.1f} ms (n={p.count})"
 
 
 def report_notes(report: EvaluationReport) -> list[str]:

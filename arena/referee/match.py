@@ -81,7 +81,7 @@ SETUP_TIME = 5.0  # seconds the match waits for the Ready of seats that promised
 class Answered:
     """A decision as the seat answered it: the action, the seconds it thought (on the referee's
     clock, from the request to the answer, less the time its stream was down), the seconds its
-    stream was down meanwhile, and (in CPU mode) the CPU seconds it used."""
+    stream was down meanwhile, and the CPU seconds it used where the host can measure them."""
 
     action: Action
     think: float
@@ -417,7 +417,7 @@ class Match:
         """
         link = self.links[seat]
         request = self._request(seat, state, legal)
-        cpu_before = self._cpu(seat) if self.control.cpu else None
+        cpu_before = self._cpu(seat)  # measured in every mode (the record's cpu_ms); charged in CPU mode
         sent = time.monotonic()
         link.request_sent(request)
         wall = self.clocks[seat].wall_budget()

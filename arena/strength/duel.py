@@ -14,9 +14,14 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from arena.engine import GreedyPolicy, Policy, RandomPolicy, play_game
 from arena.evaluation import GameOutcome, GroupOutcome, Summary, summarize
+
+if TYPE_CHECKING:
+    from .search import Params
 
 PolicyFactory = Callable[[int, int], Policy]  # (seed, seat) -> a fresh policy for one game
 
@@ -31,11 +36,29 @@ def factory(name: str) -> PolicyFactory:
         return lambda seed, seat: GreedyPolicy()
     if name == "random":
         return lambda seed, seat: RandomPolicy(f"{seed}:{seat}")
-    if name == "search":
+    if name == "search" or name.startswith("search:"):
         from .search import SearchPolicy
 
-        return lambda seed, seat: SearchPolicy()
+        params = params_from_text(name.partition(":")[2]) if ":" in name else None
+        return lambda seed, seat: SearchPolicy(params)
     raise ValueError(f"unknown policy {name!r} (greedy, greedy-naive, random, search)")
+
+
+def params_from_text(text: str) -> Params:
+    """Search parameters from ``key=value;...`` overrides (for tuning): ``setup=0,0,3,2,1,0``,
+    ``lam=...``, ``rho=...``, ``chip=0.45``, ``horizon``, ``pace``, ``focus``, ``last_turn_scale``,
+    ``players=4`` (start from that table size's defaults)."""
+    from .search import Params
+
+    fields = dict(part.split("=", 1) for part in text.split(";") if part)
+    base = Params.for_players(int(fields.pop("players", "2")))
+    pot = base.potential
+    top: dict[str, object] = {}
+    low: dict[str, object] = {}
+    for k, v in fields.items():
+        value: object = tuple(float(x) for x in v.split(",")) if "," in v else float(v)
+        (low if k in ("lam", "rho", "chip", "horizon", "pace") else top)[k] = value
+    return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
 
 
 def play_group(candidate: PolicyFactory, baseline: PolicyFactory, players: int, seed: int) -> GroupOutcome:

@@ -18,12 +18,14 @@ most every ``refit_every`` seconds.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arena import lifecycle
+from arena.live.channel import LIVE_ENV, socket_path
 from arena.referee import RefereeConfig
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox import require_bwrap
@@ -134,6 +136,7 @@ def run_ladder(
                       options=options)  # fmt: skip
     assert t.id is not None
     tid = t.id
+    os.environ.setdefault(LIVE_ENV, str(socket_path(db.url)))  # its workers publish live events
     with database_failures(tid), coordinator_lease(db, tid, wait=wait) as lease:
         path = run_path(db.url, tid)
         reap_dead_run(path)

@@ -134,6 +134,7 @@ class Match:
         self.state: State = new_game(self.players, rules)
         self.done = asyncio.Event()
         self.on_event: Callable[[Match], None] | None = None
+        self.record: RecordWriter | None = None  # the record being written (on_event reads its lines)
         self.seats_changed = asyncio.Event()  # a seat's process exited while the match waited for it
 
     # ------------------------------------------------------------------ seats
@@ -262,7 +263,7 @@ class Match:
         """Play the match to its end and return the result with its replay.  Never raises for
         anything a bot does; every bot failure becomes a forfeit."""
         start = time.monotonic()
-        writer = RecordWriter(
+        self.record = writer = RecordWriter(
             self.players,
             self.seed,
             rules=self.rules,

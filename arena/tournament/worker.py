@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from arena import lifecycle
 from arena.engine.variants import by_version
 from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.live.publish import observer_for
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import kill_all_bots
 from arena.store.tournaments import MatchTask
@@ -51,12 +52,13 @@ def seats_of(task: MatchTask) -> list[LocalSeat]:
 
 async def play_on(host: MatchHost, task: MatchTask) -> MatchResult:
     """Play one tournament match on ``host`` (its bots under the tournament's sandbox, clock and
-    rules)."""
+    rules); its events go to the live channel when one is set (:mod:`arena.live.publish`)."""
     return await host.play(
         seats_of(task),
         task.seed,
         task.control,
         match_id=task.key,
+        on_event=observer_for(task.match_id),
         sandbox=task.sandbox,
         rules=by_version(task.rules),
     )

@@ -258,6 +258,11 @@ def create_app(db: Database) -> FastAPI:
     from .analysis_routes import analysis_router
 
     app.include_router(analysis_router(db))  # /matches/{id}/analysis (arena/strength/analysis.py)
+    from . import ladder_routes, live_routes
+
+    app.state.live_hub = live_routes.start_hub(db)  # the ladder's live events (arena/live)
+    app.include_router(ladder_routes.make_router(db))  # /ladder, /api/ladder, /bots/{name}/charts
+    app.include_router(live_routes.make_router(db, app.state.live_hub))  # /live/{id} and its stream
 
     # ---- pages ----------------------------------------------------------------------------
 

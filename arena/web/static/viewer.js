@@ -490,7 +490,7 @@
       P.box.setAttribute("class", "player-box" + (!over && p === s.seat ? " active" : "") + (gone.has(p) ? " gone" : ""));
       let flag = "";
       if (gone.has(p)) flag = "FORFEITED";
-      else if (over && DATA.result.placings) flag = `place ${DATA.result.placings[p]}`;
+      else if (over && DATA.result && DATA.result.placings) flag = `place ${DATA.result.placings[p]}`;
       else if (p === s.seat) flag = "◀ to act";
       P.flag.textContent = flag;
     }
@@ -668,6 +668,50 @@
       slider.max = String(N);
     },
   };
+  // ---------------------------------------------------------------- live mode
+  // A running match's page (/live/ID) puts its event stream in data-live: the steps the referee
+  // applies arrive as server-sent events ("step": the viewer's event and the state after it) and
+  // are appended; a viewer standing on the last step follows them.  Steps already shown are
+  // skipped (EventSource reconnects by itself and the server resends); a gap reloads the page.
+  // poolViewer.live.latencies: seconds from the referee applying a step to it being drawn here.
+  const LIVE = { latencies: [], received: 0, state: "off" };
+  window.poolViewer.live = LIVE;
+  if (root.dataset.live && window.EventSource) {
+    const source = new EventSource(root.dataset.live);
+    const status = document.getElementById("live-status");
+    const badge = document.getElementById("live-badge");
+    LIVE.state = root.dataset.liveState = "connecting";
+    source.addEventListener("hello", () => { LIVE.state = root.dataset.liveState = "open"; });
+    source.addEventListener("step", (msg) => {
+      const fresh = JSON.parse(msg.data).steps.filter((s) => s.k > N);
+      if (!fresh.length) return;
+      if (fresh[0].k !== N + 1) { location.reload(); return; }
+      const follow = step >= N;
+      window.poolViewer.extend(fresh.map((s) => s.state), fresh.map((s) => s.event));
+      if (follow) go(N);
+      const now = Date.now() / 1000;
+      fresh.forEach((s) => LIVE.latencies.push(now - s.ts));
+      LIVE.received += fresh.length;
+      root.dataset.liveSteps = String(N);
+    });
+    source.addEventListener("reset", () => location.reload());
+    source.addEventListener("end", (msg) => {
+      const d = JSON.parse(msg.data);
+      source.close();
+      LIVE.state = root.dataset.liveState = "ended";
+      if (badge) badge.textContent = "ended";
+      if (status) {
+        status.textContent = "the match is over: ";
+        const a = document.createElement("a");
+        a.href = d.url;
+        a.id = "live-replay";
+        a.textContent = "its replay";
+        status.appendChild(a);
+      }
+    });
+    source.onerror = () => { if (LIVE.state !== "ended") LIVE.state = root.dataset.liveState = "retrying"; };
+  }
+
   function stepFromHash() {
     const m = /step=(\d+)/.exec(location.hash);
     return m ? Number(m[1]) : null;

@@ -1,0 +1,6 @@
+"""Live matches: the referee's events, from the worker processes to whoever watches.
+
+- :mod:`.channel`: where the events go (one Unix datagram socket per database) and why;
+- :mod:`.publish`: the worker side, an ``on_event`` observer that never waits;
+- :mod:`.hub`: the web side, which applies the events with the engine and wakes the watchers.
+"""

@@ -1,0 +1,81 @@
+"""The worker side of live matches: an ``on_event`` observer that sends each event and never waits.
+
+:func:`observer` returns the callback a :class:`arena.referee.match.Match` calls after every
+applied throw or action (``on_event``).  It sends one datagram (see :mod:`.channel`): the match's
+database id, the event's number, the record line the referee just wrote and the wall-clock time
+it was applied; every :data:`~.channel.RESYNC` events (and at the first) the whole record so far,
+zlib-compressed.  Any error (nobody listening, a full buffer, a message too big) drops the event:
+a watcher costs the referee one non-blocking system call per event, and nothing when the channel
+is not configured.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import time
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from .channel import LIVE_ENV, MAX_DATAGRAM, RESYNC
+
+Observer = Callable[[Any], None]
+
+
+class Publisher:
+    """Sends live events to one channel path; one non-blocking datagram socket."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+        self.sent = 0
+        self.dropped = 0
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Send one message; False (and nothing else) when it could not be sent at once."""
+        data = json.dumps(message, separators=(",", ":")).encode()
+        if len(data) > MAX_DATAGRAM:
+            self.dropped += 1
+            return False
+        try:
+            self.sock.sendto(data, self.path)
+        except OSError:  # nobody listening, buffer full, too big: the event is dropped
+            self.dropped += 1
+            return False
+        self.sent += 1
+        return True
+
+    def observer(self, match_id: int) -> Observer:
+        """The ``on_event`` callback for the match stored as ``match_id``."""
+
+        def on_event(match: Any) -> None:
+            record = getattr(match, "record", None)
+            if record is None or len(record.lines) < 2:
+                return
+            k = int(match.events)
+            message: dict[str, Any] = {"m": match_id, "k": k, "l": record.lines[-1], "ts": time.time()}
+            if k == 1 or k % RESYNC == 0:
+                text = "\n".join(record.lines) + "\n"
+                message["f"] = base64.b64encode(zlib.compress(text.encode(), 1)).decode()
+            self.send(message)
+
+        return on_event
+
+
+_publisher: Publisher | None = None
+
+
+def observer_for(match_id: int) -> Observer | None:
+    """The live observer of match ``match_id`` when ``$ARENA_LIVE_SOCKET`` names a channel (the
+    ladder's coordinator sets it for its workers), else None."""
+    global _publisher
+    path = os.environ.get(LIVE_ENV)
+    if not path:
+        return None
+    if _publisher is None or _publisher.path != path:
+        _publisher = Publisher(path)
+    return _publisher.observer(match_id)

@@ -1,0 +1,216 @@
+"""Live matches (arena/live): a real referee match publishes every applied event over the Unix
+datagram channel; the hub rebuilds exactly the replay's states; a hub that joined late catches
+up at the next resync; a watcher that never reads and a hub that never receives cost the
+referee nothing; the SSE endpoint streams the steps of a running ladder match to the end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from arena.live.channel import RESYNC
+from arena.live.hub import LiveHub
+from arena.live.publish import Publisher
+from arena.referee.timecontrol import TimeControl
+from arena.web.viewdata import build_view
+
+
+def _path(tag: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"arena-live-test-{os.getpid()}-{tag}.sock"
+
+
+class FakeRecord:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+
+class FakeMatch:
+    """What the observer reads of a referee's Match: its record so far and its event count."""
+
+    def __init__(self, lines: list[str], events: int) -> None:
+        self.record = FakeRecord(lines)
+        self.events = events
+
+
+@pytest.fixture
+def record_text() -> str:
+    from arena.engine import apply, apply_throw, legal_actions, new_game
+    from arena.engine.chance import DiceStream
+    from arena.engine.record import RecordWriter
+
+    w = RecordWriter(2, 11, seating=["a", "b"])
+    s = new_game(2)
+    dice = DiceStream(11)
+    while not s.is_over:
+        if s.is_chance:
+            faces = dice.throw(s.turn, s.throw_no + 1, s.dice)
+            w.throw(faces)
+            s = apply_throw(s, faces)
+        else:
+            a = legal_actions(s)[-1]
+            w.decision(s, a)
+            s = apply(s, a)
+    w.finish(s)
+    return w.text()
+
+
+def _publish_all(pub: Publisher, match_id: int, lines: list[str], skip: frozenset[int] = frozenset()) -> None:
+    obs = pub.observer(match_id)
+    for k in range(1, len(lines) - 1):  # header + events (not the result line)
+        if k in skip:
+            continue
+        obs(FakeMatch(lines[: k + 1], k))
+        time.sleep(0.0005)  # a referee waits for its bots between events (and this process's GIL)
+
+
+def _get(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def _wait(cond: object, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_hub_rebuilds_the_replay_states(record_text: str) -> None:
+    lines = record_text.strip().splitlines()
+    hub = LiveHub(_path("a")).start()
+    try:
+        _publish_all(Publisher(str(hub.path)), 7, lines)
+        n = len(lines) - 2
+        _wait(lambda: (f := hub.feed(7)) is not None and f.count == n)
+        feed = hub.feed(7)
+        assert feed is not None
+        view = build_view(record_text)
+        assert [s.state for s in feed.steps] == view["states"][1:]
+        assert [s.event for s in feed.steps] == view["events"]
+    finally:
+        hub.close()
+
+
+def test_a_late_or_lossy_hub_catches_up_at_the_next_resync(record_text: str) -> None:
+    lines = record_text.strip().splitlines()
+    assert len(lines) > 3 * RESYNC
+    hub = LiveHub(_path("b")).start()
+    try:
+        # the first events are lost (the hub "joined late") and one in the middle too
+        _publish_all(Publisher(str(hub.path)), 8, lines, skip=frozenset({1, 2, 3, RESYNC + 5}))
+        n = len(lines) - 2
+        _wait(lambda: (f := hub.feed(8)) is not None and f.count == n)
+        feed = hub.feed(8)
+        assert feed is not None
+        assert [s.state for s in feed.steps] == build_view(record_text)["states"][1:]
+        assert hub.ignored > 0
+    finally:
+        hub.close()
+
+
+def test_nobody_listening_or_a_stuck_listener_costs_the_referee_nothing() -> None:
+    """Sends never wait: with no socket bound, and with one bound that is never read (its
+    buffer fills), 20,000 events take well under a second and the excess is dropped."""
+    pub = Publisher(str(_path("nobody")))
+    t0 = time.perf_counter()
+    for k in range(20_000):
+        pub.send({"m": 1, "k": k, "l": "{}", "ts": 0.0})
+    assert time.perf_counter() - t0 < 2.0 and pub.dropped == 20_000
+    path = _path("stuck")
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    stuck.bind(str(path))
+    try:
+        pub = Publisher(str(path))
+        big = "x" * 2000
+        t0 = time.perf_counter()
+        for k in range(20_000):
+            pub.send({"m": 1, "k": k, "l": big, "ts": 0.0})
+        assert time.perf_counter() - t0 < 3.0
+        assert pub.dropped > 0 and pub.sent > 0
+    finally:
+        stuck.close()
+        path.unlink()
+
+
+def test_a_watcher_that_never_reads_holds_one_wake_up(record_text: str) -> None:
+    lines = record_text.strip().splitlines()
+    hub = LiveHub(_path("c")).start()
+    loop = asyncio.new_event_loop()  # never run: this watcher never reads
+    try:
+        w = hub.watch(9, loop)
+        _publish_all(Publisher(str(hub.path)), 9, lines)
+        _wait(lambda: (f := hub.feed(9)) is not None and f.count == len(lines) - 2)
+        assert w.notified == 1  # one pending wake-up, however many events came
+    finally:
+        hub.close()
+        loop.close()
+
+
+def test_sse_streams_a_running_ladder_match_to_its_end(tmp_path: Path, arena_home: Path) -> None:
+    """A real ladder (worker processes, bots, referee) and the real web app over HTTP: the
+    event stream of a running match delivers its steps in order, with the states of its stored
+    replay, then 'end'."""
+    from store.helpers import sample
+
+    from arena.ladder.service import LadderSettings, run_ladder
+    from arena.store.bots import add_bot
+    from arena.store.db import Database
+    from arena.web.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    os.environ.pop("ARENA_LIVE_SOCKET", None)
+    db = Database(url)
+    for name in ("greedy", "random"):
+        add_bot(db, name, sample(name))
+    app = create_app(db)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    web = threading.Thread(target=server.run, daemon=True)
+    web.start()
+    _wait(lambda: server.started)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    settings = LadderSettings(seed=2, table_sizes=(2,), control=TimeControl(2.0, 20.0), sandbox=None,
+                              max_tables=1)  # fmt: skip
+    ladder = threading.Thread(target=run_ladder, args=(db, settings), kwargs={"jobs": 1}, daemon=True)
+    try:
+        ladder.start()
+        base = f"http://127.0.0.1:{port}"
+        _wait(lambda: _get(f"{base}/api/ladder")["running"], timeout=60)
+        match = _get(f"{base}/api/ladder")["running"][0]["match"]
+        steps: list[dict[str, object]] = []
+        ended = None
+        with urllib.request.urlopen(f"{base}/api/live/{match}/events", timeout=60) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            event = None
+            for raw in r:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    event = line.removeprefix("event: ")
+                elif line.startswith("data: ") and event == "step":
+                    steps += json.loads(line.removeprefix("data: "))["steps"]
+                elif line.startswith("data: ") and event == "end":
+                    ended = json.loads(line.removeprefix("data: "))
+                    break
+        assert ended is not None and ended["status"] == "finished"
+        assert [s["k"] for s in steps] == list(range(1, len(steps) + 1))
+        replay = _get(f"{base}/api/matches/{match}/replay")
+        assert len(steps) == len(replay["events"])
+        assert [s["state"] for s in steps] == replay["states"][1:]
+        ladder.join(60)
+    finally:
+        server.should_exit = True
+        web.join(10)
+        hub = app.state.live_hub
+        if hub is not None:
+            hub.close()
+        db.close()

@@ -1,0 +1,155 @@
+"""Users, argon2 passwords, sessions, API tokens and rate limits (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from arena.accounts import apitokens, sessions
+from arena.accounts.errors import BadUsernameError, UserExistsError, WeakPasswordError
+from arena.accounts.passwords import hash_password, verify_password
+from arena.accounts.ratelimit import Limits, RateLimited, RateLimiter
+from arena.accounts.users import add_admin, authenticate, create_user, find_user
+from arena.store.db import Database
+from arena.store.models_accounts import ApiToken, LoginSession, UserAccount
+from arena.tokens import token_hash
+
+
+def test_passwords_are_argon2id_hashes() -> None:
+    stored = hash_password("a fine password")
+    assert stored.startswith("$argon2id$") and "a fine password" not in stored
+    assert verify_password(stored, "a fine password")
+    assert not verify_password(stored, "a fine passworD")
+    assert not verify_password("not a hash", "a fine password")
+    with pytest.raises(WeakPasswordError, match="at least 8"):
+        hash_password("short")
+
+
+def test_users(db: Database) -> None:
+    alice = create_user(db, "Alice", "correct horse battery")
+    assert alice.username == "alice" and not alice.is_admin
+    with pytest.raises(UserExistsError, match="taken"):
+        create_user(db, "ALICE", "another password")
+    for bad in ("al", "../x", "a b", "x" * 40, ""):
+        with pytest.raises(BadUsernameError):
+            create_user(db, bad, "correct horse battery")
+    assert authenticate(db, "alice", "correct horse battery") is not None
+    assert authenticate(db, "alice", "wrong password!") is None
+    assert authenticate(db, "nobody", "correct horse battery") is None
+    with db.session() as session:
+        row = session.exec(select(UserAccount)).one()
+        assert "correct horse battery" not in row.password_hash
+    admin, created = add_admin(db, "alice", "new admin password")
+    assert not created and admin.is_admin
+    assert authenticate(db, "alice", "new admin password") is not None
+    assert authenticate(db, "alice", "correct horse battery") is None
+    root, created = add_admin(db, "root", "root password!")
+    assert created and root.is_admin and find_user(db, "ROOT") is not None
+
+
+def test_sessions_expire_and_end(db: Database) -> None:
+    user = create_user(db, "sam", "correct horse battery")
+    assert user.id is not None
+    raw, csrf = sessions.start_session(db, user.id)
+    signed = sessions.session_user(db, raw)
+    assert signed is not None and signed.user.username == "sam" and signed.csrf == csrf
+    with db.session() as session:
+        row = session.exec(select(LoginSession)).one()
+        assert row.session_hash == token_hash(raw) and raw not in row.session_hash
+    assert sessions.session_user(db, raw + "x") is None and sessions.session_user(db, None) is None
+    sessions.end_session(db, raw)
+    assert sessions.session_user(db, raw) is None
+    old, _ = sessions.start_session(db, user.id, ttl=timedelta(seconds=-1))
+    assert sessions.session_user(db, old) is None  # expired
+    sessions.start_session(db, user.id)  # sweeps the expired one
+    with db.session() as session:
+        assert len(session.exec(select(LoginSession)).all()) == 1
+
+
+def test_api_tokens_are_stored_as_hashes_and_can_be_revoked(db: Database) -> None:
+    user = create_user(db, "tia", "correct horse battery")
+    assert user.id is not None
+    raw = apitokens.new_token(db, user.id, "laptop")
+    assert raw.startswith("arena_") and len(raw) > 40
+    found = apitokens.token_user(db, raw)
+    assert found is not None and found.username == "tia"
+    assert apitokens.token_user(db, raw[:-1] + ("A" if raw[-1] != "A" else "B")) is None
+    assert apitokens.token_user(db, "Bearer") is None
+    [row] = apitokens.list_tokens(db, user.id)
+    assert row.token_hash == token_hash(raw) and row.last_used_at is not None
+    with db.session() as session:
+        assert all(raw not in repr(t) for t in session.exec(select(ApiToken)).all())
+    assert row.id is not None and apitokens.revoke_token(db, user.id, row.id)
+    assert apitokens.token_user(db, raw) is None
+    assert not apitokens.revoke_token(db, user.id, row.id)
+
+
+def test_token_bucket() -> None:
+    now = [0.0]
+    limiter = RateLimiter(3, 1.0, clock=lambda: now[0])
+    assert [limiter.hit("k") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.hit("k") == pytest.approx(1.0)
+    assert limiter.hit("other") == 0.0  # per key
+    now[0] = 1.5
+    assert limiter.hit("k") == 0.0 and limiter.blocked("k") == pytest.approx(0.5)
+    limits = Limits(RateLimiter(1, 0.1), RateLimiter(5, 1), RateLimiter(2, 0.01), RateLimiter(100, 1))
+    limits.upload("u", "1.2.3.4")
+    with pytest.raises(RateLimited, match="too many uploads") as info:
+        limits.upload("u", "1.2.3.4")
+    assert info.value.retry_after >= 9
+    limits.upload("v", "1.2.3.4")  # another user from the same address
+    limits.failed_login("x", "a")
+    limits.failed_login("x", "a")
+    with pytest.raises(RateLimited, match="failed sign-ins"):
+        limits.check_login("x", "b")  # per user, from any address
+    limits.check_login("y", "a")
+
+
+def test_cli_add_admin_and_token_never_show_the_password(arena_home: Path, sqlite_url: str) -> None:
+    import subprocess
+
+    from store.helpers import ARENA, arena_env, run_cli
+
+    env = arena_env(arena_home, sqlite_url)
+    proc = subprocess.run(
+        [str(ARENA), "users", "add-admin", "Root"],
+        input="stdin-password-1\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "admin root made" in proc.stdout and "stdin-password-1" not in proc.stdout + proc.stderr
+    proc = subprocess.run(
+        [str(ARENA), "users", "add-admin", "root"],
+        env={**env, "ARENA_ADMIN_PASSWORD": "env-password-2"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0 and "promoted" in proc.stdout, proc.stderr
+    short = subprocess.run(
+        [str(ARENA), "users", "add-admin", "root"], input="short\n", env=env, capture_output=True, text=True
+    )
+    assert short.returncode == 2 and "too short" in short.stderr
+    token = run_cli(arena_home, sqlite_url, "users", "token", "root")
+    raw = token.stdout.strip()
+    assert raw.startswith("arena_") and "not shown again" in token.stderr
+    missing = run_cli(arena_home, sqlite_url, "users", "token", "nobody", code=1)
+    assert "no user named 'nobody'" in missing.stderr
+    db = Database(sqlite_url)
+    try:
+        assert authenticate(db, "root", "env-password-2") is not None
+        user = apitokens.token_user(db, raw)
+        assert user is not None and user.is_admin
+    finally:
+        db.close()
+    path = Path(sqlite_url.removeprefix("sqlite:///"))
+    stored = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))  # with -wal, -shm
+    for secret in (b"stdin-password-1", b"env-password-2", raw.encode()):
+        assert secret not in stored

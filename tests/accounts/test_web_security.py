@@ -1,0 +1,179 @@
+"""The accounts' web surface over real HTTP (the app of ``arena serve`` on a real socket, in this
+process): CSRF on every form, rate limits (429 with Retry-After), bad uploads that leave nothing
+behind, and pages that need a user."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from serve.serverkit import CRASH_BOT, GOOD_BOT, Client
+from sqlmodel import select
+
+from arena.accounts.ratelimit import Limits, RateLimiter
+from arena.serve.webapp import serve_app
+from arena.store.db import Database
+from arena.store.models import Bot, BotVersion
+from arena.store.models_accounts import BotUpload
+from arena.web.auth_routes import Accounts
+from arena.web.server import BackgroundServer
+
+PW = "a good long password"
+
+
+@pytest.fixture
+def site(db: Database) -> Iterator[str]:
+    limits = Limits(
+        RateLimiter(4, 1 / 600), RateLimiter(100, 1), RateLimiter(3, 1 / 600), RateLimiter(6, 1 / 600)
+    )
+    with BackgroundServer(serve_app(db, Accounts(db, limits=limits))) as url:
+        yield url
+
+
+def _nothing_stored(db: Database, home: Path) -> None:
+    with db.session() as session:
+        assert session.exec(select(Bot)).all() == []
+        assert session.exec(select(BotVersion)).all() == []
+        assert session.exec(select(BotUpload)).all() == []
+    artifacts = home / "artifacts"
+    assert not artifacts.exists() or not any(artifacts.rglob("*")), list(artifacts.rglob("*"))
+
+
+def test_every_form_needs_its_csrf_token(site: str) -> None:
+    anon = Client(site)
+    fields = {"username": "eve", "password": PW, "password2": PW}
+    assert anon.post("/signup", fields).status == 403  # no token
+    assert anon.post("/signup", {**fields, "csrf_token": "forged"}).status == 403
+    assert anon.post("/login", {"username": "eve", "password": PW}).status == 403
+    user = Client(site)
+    user.signup("ann", PW)
+    for path in ("/logout", "/account/tokens", "/account/tokens/1/revoke", "/bots/x/delete"):
+        answer = user.post(path, {})
+        assert answer.status == 403, (path, answer.status)
+        answer = user.post(path, {"csrf_token": "forged"})
+        assert answer.status == 403, (path, answer.status)
+    # the double-submit token of a signed-out page is not the session's secret
+    stale = anon.csrf("/signup")
+    assert user.post("/account/tokens", {"csrf_token": stale}).status == 403
+    up = user.upload("/submit", {"name": "x"}, "x.py", GOOD_BOT.read_bytes())
+    assert up.status == 403
+    ok = user.post("/account/tokens", {"name": "t"}, csrf_from="/account")
+    assert ok.status == 200 and 'id="new-token"' in ok.body
+    assert ok.headers.get("cache-control") == "no-store"
+
+
+def test_session_cookie_is_httponly_and_samesite_lax(site: str) -> None:
+    c = Client(site)
+    answer = c.post("/signup", {"username": "cookie", "password": PW, "password2": PW}, csrf_from="/signup")
+    cookie = answer.headers["set-cookie"]
+    assert (
+        "arena_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie.replace("Lax", "lax")
+    )
+    assert c.get("/account").status == 200
+    assert Client(site).get("/account").status == 303  # signed out: to the sign-in page
+    assert Client(site).get("/submit").headers["location"] == "/login?next=/submit"
+
+
+def test_failed_logins_are_rate_limited_per_user_and_per_address(site: str, db: Database) -> None:
+    Client(site).signup("fay", PW)
+    c = Client(site)
+    for _ in range(3):
+        assert c.login("fay", "wrong password").status == 401
+    limited = c.login("fay", PW)  # even the right password now waits
+    assert limited.status == 429 and int(limited.headers["retry-after"]) >= 1, limited
+    assert "too many failed sign-ins" in limited.body
+    # other names from the same address: the address's own bucket (6: the sign-up counts, then
+    # 3 + 2 failures) runs out too
+    for i in range(2):
+        assert c.login(f"ghost{i}", "wrong password").status == 401
+    assert c.login("someone", "whatever").status == 429
+
+
+def test_uploads_are_rate_limited(site: str) -> None:
+    c = Client(site)
+    c.signup("uma", PW)
+    for i in range(4):
+        data = GOOD_BOT.read_bytes() + f"# {i}\n".encode()
+        assert c.upload("/submit", {"name": "up"}, "up.py", data, csrf_from="/submit").status == 303
+    again = c.upload("/submit", {"name": "up"}, "up.py", GOOD_BOT.read_bytes() + b"#9\n", csrf_from="/submit")
+    assert again.status == 429 and "too many uploads" in again.body and "retry-after" in again.headers
+    token = c.token()
+    api = c.upload(
+        "/api/bots/up/versions", {}, "up.py", b"#!/bin/sh\n", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert api.status == 429 and api.json()["error"] == "Too many requests"
+
+
+@pytest.mark.parametrize(
+    ("name", "filename", "data", "status", "message"),
+    [
+        ("empty", "empty.py", b"", 400, "is empty"),
+        ("junk", "junk.py", bytes(range(256)) * 8, 415, "neither a text script nor a Linux executable"),
+        ("junk2", "junk", b"\x00\x01\x02binary", 415, "neither a text script"),
+        ("noext", "notes.txt", b"print('hi')\n", 415, "cannot tell how to run it"),
+        ("trick", "../../evil.py", b"print(1)\n", 400, "bad file name"),
+        ("trick2", "..", b"print(1)\n", 400, "bad file name"),
+        ("trick3", ".hidden.py", b"print(1)\n", 400, "bad file name"),
+        ("../up", "ok.py", b"print(1)\n", 400, "bad bot name"),
+        ("random", "ok.py", b"print(1)\n", 403, "reserved for a sample bot"),
+    ],
+)
+def test_bad_uploads_get_a_clear_error_and_leave_nothing(
+    site: str,
+    db: Database,
+    arena_home: Path,
+    name: str,
+    filename: str,
+    data: bytes,
+    status: int,
+    message: str,
+) -> None:
+    c = Client(site)
+    c.signup("val", PW)
+    token = c.token()
+    web = c.upload("/submit", {"name": name}, filename, data, csrf_from="/submit")
+    assert web.status == status and message in web.body, (web.status, web.body[-800:])
+    api = c.upload(
+        f"/api/bots/{name}/versions", {}, filename, data, headers={"Authorization": f"Bearer {token}"}
+    )
+    if name == "../up":  # not even a route: the name cannot hold a '/'
+        assert api.status == 404
+    else:
+        assert api.status == status and message in api.json()["detail"], api
+    _nothing_stored(db, arena_home)
+
+
+def test_oversized_uploads_are_refused_before_and_after_reading(
+    site: str, db: Database, arena_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_MAX_UPLOAD_MB", "0.01")  # 10 kB
+    c = Client(site)
+    c.signup("big", PW)
+    huge = b"#!/bin/sh\n" + b"#" * 200_000
+    early = c.upload("/submit", {"name": "big"}, "big.sh", huge, csrf_from="/submit")
+    assert early.status == 413 and "over the 0.01 MB limit" in early.body
+    late = c.upload("/submit", {"name": "big"}, "big.sh", b"#!/bin/sh\n" + b"#" * 20_000, csrf_from="/submit")
+    assert late.status == 413 and "over the 0.01 MB upload limit" in late.body
+    _nothing_stored(db, arena_home)
+
+
+def test_api_needs_a_valid_token(site: str) -> None:
+    c = Client(site)
+    c.signup("tok", PW)  # a session cookie is not enough for the API
+    body = c.upload("/api/bots/a/versions", {}, "a.py", CRASH_BOT.read_bytes())
+    assert body.status == 401 and "API token" in body.json()["detail"]
+    bad = c.upload(
+        "/api/bots/a/versions",
+        {},
+        "a.py",
+        CRASH_BOT.read_bytes(),
+        headers={"Authorization": "Bearer arena_nope"},
+    )
+    assert bad.status == 401
+    assert c.get("/api/me", headers={"Authorization": "Basic abc"}).status == 401
+    token = c.token()
+    assert c.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json() == {
+        "username": "tok",
+        "is_admin": False,
+    }

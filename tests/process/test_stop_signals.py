@@ -136,7 +136,7 @@ def test_serve_stops_cleanly_on_sigterm_mid_match(sqlite_url: str, arena_home: P
     token = re.search(r"\brt_\S+", added.stdout + added.stderr)
     assert token is not None, added.stdout + added.stderr
     run = start(
-        arena_home, db_url, tmp_path / "serve.log", "serve", "--listen", "127.0.0.1:0", "--no-sandbox",
+        arena_home, db_url, tmp_path / "serve.log", "serve", "--listen", "127.0.0.1:0", "--port", "0", "--no-sandbox",
         "--games", "1", "--move-time", "60", "--bank", "0",
     )  # fmt: skip
     bot = None

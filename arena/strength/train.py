@@ -39,6 +39,7 @@ from typing import Any, Final
 import numpy as np
 
 from arena.engine import (
+    Action,
     DiceStream,
     GreedyPolicy,
     Phase,
@@ -156,7 +157,7 @@ class ExploringPolicy:
         self.value = value
         self.greedy = GreedyPolicy()
 
-    def choose(self, state: State) -> Any:
+    def choose(self, state: State) -> Action:
         """A legal action for the seat to act."""
         legal = legal_actions(state)
         if len(legal) == 1:

@@ -7,9 +7,9 @@ The engine never draws random numbers.  The referee (or any caller) takes throws
 
 from __future__ import annotations
 
-import hashlib
 from fractions import Fraction
 from functools import cache
+from hashlib import sha256
 from math import factorial
 from typing import Final
 
@@ -62,7 +62,41 @@ def stream_faces(seed: int, turn: int, throw: int) -> tuple[int, ...]:
     """
     if not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"seed must be 0 <= seed < 2**63, got {seed}")
-    block = hashlib.sha256(f"{seed}:{turn}:{throw}".encode("ascii")).digest()
+    if type(seed) is int and type(turn) is int and type(throw) is int:
+        return _faces(b"%d:%d:%d" % (seed, turn, throw), N_DICE)
+    return _faces(f"{seed}:{turn}:{throw}".encode("ascii"), N_DICE)  # a bool prints as True
+
+
+# Byte -> face for bytes.translate; the bytes 252..255 are deleted (skipped), as §5 says.
+_FACE_OF_BYTE: Final = bytes(b % 6 if b < 252 else 0 for b in range(256))
+_SKIPPED_BYTES: Final = bytes(range(252, 256))
+
+
+# The last throw this module handed out, and its faces as bytes: ``(faces, bytes(faces))``, one
+# tuple so that it is replaced atomically.  The rules use it to skip ``bytes(faces)`` when they
+# are given exactly that tuple object (an identity check, so any other object is converted).
+LAST_THROW: list[tuple[tuple[int, ...], bytes]] = [((), b"")]
+
+
+def _faces(text: bytes, k: int) -> tuple[int, ...]:
+    """The first ``k`` (0..6) faces of the stream for the counter text ``text``.
+
+    The common case runs in C: one ``bytes.translate`` maps the first block's 32 bytes to faces
+    and drops the skipped ones; only when fewer than ``k`` are left (about once in 10**40
+    throws) are the further blocks walked byte by byte.
+    """
+    block = sha256(text).digest()
+    faces = block.translate(_FACE_OF_BYTE, _SKIPPED_BYTES)
+    if len(faces) >= k:
+        faces = faces[:k]
+        out = tuple(faces)
+        LAST_THROW[0] = (out, faces)
+        return out
+    return _faces_walked(block)[:k]
+
+
+def _faces_walked(block: bytes) -> tuple[int, ...]:
+    """The six faces from the first block ``block`` on, byte by byte (the text of §5)."""
     faces: list[int] = []
     while True:
         for b in block:
@@ -70,19 +104,31 @@ def stream_faces(seed: int, turn: int, throw: int) -> tuple[int, ...]:
                 faces.append(b % 6)
                 if len(faces) == N_DICE:
                     return tuple(faces)
-        block = hashlib.sha256(block).digest()
+        block = sha256(block).digest()
 
 
 class DiceStream:
-    """The dice of one match: ``throw(turn, throw_no, k)`` gives the first k stream faces."""
+    """The dice of one match: ``throw(turn, throw_no, k)`` gives the first k stream faces.
 
-    __slots__ = ("seed",)
+    ``seed`` is read-only (the counter text's prefix is prepared once from it).
+    """
+
+    __slots__ = ("_prefix", "_seed")
 
     def __init__(self, seed: int) -> None:
         if not 0 <= seed < SEED_LIMIT:
             raise ValueError(f"seed must be 0 <= seed < 2**63, got {seed}")
-        self.seed = seed
+        self._seed = seed
+        self._prefix = b"%d:" % seed if type(seed) is int else None
+
+    @property
+    def seed(self) -> int:
+        """The match seed (0 <= seed < 2**63)."""
+        return self._seed
 
     def throw(self, turn: int, throw_no: int, k: int) -> tuple[int, ...]:
         """The faces of throw ``throw_no`` (from 1) of game turn ``turn`` (from 1), k dice."""
-        return stream_faces(self.seed, turn, throw_no)[:k]
+        prefix = self._prefix
+        if prefix is not None and type(turn) is int and type(throw_no) is int and 0 <= k <= N_DICE:
+            return _faces(prefix + b"%d:%d" % (turn, throw_no), k)
+        return stream_faces(self._seed, turn, throw_no)[:k]

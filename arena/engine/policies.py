@@ -41,10 +41,30 @@ class RandomPolicy:
 
     def __init__(self, seed: int | str) -> None:
         self.rng = random.Random(seed)
+        # The generator whose getrandbits choose() inlines (only a plain random.Random qualifies).
+        self._rng: random.Random | None = self.rng
+        self._getrandbits = self.rng.getrandbits
 
     def choose(self, state: State) -> Action:
-        """A uniformly random legal action."""
-        return self.rng.choice(legal_actions(state))
+        """A uniformly random legal action: exactly ``self.rng.choice(legal_actions(state))``.
+
+        For a plain :class:`random.Random` the draw is ``random.choice``'s own algorithm (its
+        ``_randbelow``: ``getrandbits`` of the length's bit count until below the length), inlined:
+        the same actions from the same seed, without two Python-level calls per decision.
+        """
+        legal = state._legal
+        if legal is None:
+            legal = legal_actions(state)
+        n = len(legal)
+        rng = self.rng
+        if rng is not self._rng or not n:  # a replaced generator, or choice's IndexError
+            return rng.choice(legal)
+        getrandbits = self._getrandbits
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return legal[r]
 
 
 def action_value(state: State, action: Action) -> float:

@@ -3,11 +3,29 @@
 Pure functions of immutable states.  ``legal_actions`` lists the decisions in a fixed order (a
 "do nothing" first: STOP in the rolling phase, PASS in the action phase); ``apply`` checks an
 action against that list and returns the next state; ``apply_throw`` applies a chance event.
+
+How it is fast (issue 20; ``docs/engine-speed.md``).  The rolling phase, which is most of a
+game's steps, runs on tables built once per distinct throw and shared by every game:
+
+* ``_roll_entry(last)``: per last throw (6 per-face counts), the legal tuple without and with a
+  chip, and a dict from each of those actions to its transition (the dice a KEEP sets aside
+  including the lifeguards, and how many dice the next throw uses).  ``apply`` checks legality
+  and finds the transition with one dict lookup instead of a scan of up to 48 actions;
+* ``_THROWS``: per thrown faces (as ``bytes``), the per-face counts and their roll entry, so
+  ``apply_throw`` counts nothing, and it hands the next state its legal actions at once;
+* ``_REACH``: per lifeguard position and result, the reachable loungers (R16-R18).
+
+The states stay immutable (the tables only hold shared tuples), the legal actions keep their
+order, and every error is raised exactly as before: whatever the fast path does not recognise (an
+action that is not legal, an unhashable one, faces that are not small ints) goes down the plain
+path, which is the original code.  ``arena.engine.reference`` keeps the unoptimised engine;
+``tests/engine/test_fast_vs_reference.py`` checks that both agree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from itertools import product
 from typing import Final
 
@@ -17,6 +35,7 @@ from .board import (
     BLOCKED,
     CHIPS_MAX_HELD,
     CHIPS_PER_INVASION,
+    DIVING_BOARD,
     FIVE_VALUE,
     FIVES,
     LIFEGUARD,
@@ -29,16 +48,70 @@ from .board import (
     N_LOUNGERS,
     REGULAR,
     TOWELS_PER_PLAYER,
-    advance,
+    TRACK_LEN,
 )
+from .chance import LAST_THROW
 from .errors import IllegalActionError, IllegalThrowError
 from .notation import format_counts
 from .state import NO_DICE, Phase, State, Termination
+
+# Phases as plain ints for comparisons, and as members for assignment.
+_SETUP_I: Final = int(Phase.SETUP)
+_THROW_I: Final = int(Phase.THROW)
+_ROLL_I: Final = int(Phase.ROLL)
+_ACTION_I: Final = int(Phase.ACTION)
+P_THROW: Final = Phase.THROW
+P_ROLL: Final = Phase.ROLL
+P_ACTION: Final = Phase.ACTION
+P_OVER: Final = Phase.OVER
+_FLIP: Final = int(ActionKind.FLIP)
+_RECLAIM: Final = int(ActionKind.RECLAIM)
+_INVADE: Final = int(ActionKind.INVADE)
+_CONQUER: Final = int(ActionKind.CONQUER)
+_TAKE_FIVE: Final = int(ActionKind.TAKE_FIVE)
+_PASS: Final = int(ActionKind.PASS)
+_PLACE: Final = int(ActionKind.PLACE)
+_KEEP: Final = int(ActionKind.KEEP)
+_STOP: Final = int(ActionKind.STOP)
+_CHIP: Final = int(ActionKind.CHIP)
 
 _N_REGULAR: Final = len(REGULAR)
 
 
 # --------------------------------------------------------------------------- legal actions
+
+# One step of the rolling phase: (kind: _STOP, _CHIP or _KEEP, the dice a KEEP sets aside per face
+# with the thrown lifeguards, the dice the next throw uses after a KEEP).
+_RollStep = tuple[int, tuple[int, ...], int]
+# Per last throw: legal actions without a chip, with a chip, every one's step, and the throw's
+# per-face counts (one shared tuple per distinct throw).
+_RollEntry = tuple[tuple[Action, ...], tuple[Action, ...], dict[Action, _RollStep], tuple[int, ...]]
+_ROLL_TABLE: dict[tuple[int, ...], _RollEntry] = {}
+# id(legal tuple of a roll entry) -> its steps by id(action).  Sound because those tuples and the
+# interned actions live as long as the table (forever): no other live object can have their ids.
+_STEPS_OF_LEGAL: dict[int, dict[int, _RollStep]] = {}
+
+
+def _roll_entry(last: tuple[int, ...]) -> _RollEntry:
+    """The rolling-phase table of the last throw ``last`` (built once per distinct throw)."""
+    entry = _ROLL_TABLE.get(last)
+    if entry is None:
+        entry = _ROLL_TABLE[last] = _build_roll_entry(last)
+        by_id = {id(a): step for a, step in entry[2].items()}
+        _STEPS_OF_LEGAL[id(entry[0])] = _STEPS_OF_LEGAL[id(entry[1])] = by_id
+    return entry
+
+
+def _build_roll_entry(last: tuple[int, ...]) -> _RollEntry:
+    """R12, R13: STOP; CHIP with a chip; every KEEP of 1..k-1 of the k colour dice thrown."""
+    colours = last[:N_COLOURS]
+    total = sum(colours)
+    keeps = [A.KEEP[keep] for keep in product(*(range(n + 1) for n in colours)) if 0 < sum(keep) < total]
+    guards = last[LIFEGUARD]
+    steps: dict[Action, _RollStep] = {A.STOP: (_STOP, NO_DICE, 0), A.CHIP: (_CHIP, NO_DICE, 0)}
+    for a in keeps:
+        steps[a] = (_KEEP, (*a.keep, guards), total - sum(a.keep))
+    return (A.STOP, *keeps), (A.STOP, A.CHIP, *keeps), steps, tuple(last)
 
 
 def legal_actions(state: State) -> tuple[Action, ...]:
@@ -50,60 +123,43 @@ def legal_actions(state: State) -> tuple[Action, ...]:
     legal = state._legal
     if legal is None:
         phase = state.phase
-        if phase == Phase.ROLL:
-            legal = _roll_actions(state.last[:N_COLOURS], state.chips[state.seat] > 0)
-        elif phase == Phase.ACTION:
+        if phase == _ROLL_I:
+            entry = _roll_entry(state.last)
+            legal = entry[1] if state.chips[state.seat] > 0 else entry[0]
+        elif phase == _ACTION_I:
             legal = _lounger_actions(state)
-        elif phase == Phase.SETUP:
+        elif phase == _SETUP_I:
             towel = state.towel
-            legal = tuple(A.PLACE[i] for i in REGULAR if towel[i] < 0)
+            legal = tuple([A.PLACE[i] for i in REGULAR if towel[i] < 0])
         else:
             legal = ()
         state._legal = legal
     return legal
 
 
-_ROLL_CACHE: dict[tuple[tuple[int, ...], bool], tuple[Action, ...]] = {}
-
-
-def _roll_actions(colours: tuple[int, ...], can_chip: bool) -> tuple[Action, ...]:
-    """R12, R13: STOP; CHIP with a chip; every KEEP of 1..k-1 of the k colour dice thrown."""
-    key = (colours, can_chip)
-    cached = _ROLL_CACHE.get(key)
-    if cached is not None:
-        return cached
-    out = [A.STOP]
-    if can_chip:
-        out.append(A.CHIP)
-    total = sum(colours)
-    for keep in product(*(range(n + 1) for n in colours)):
-        if 0 < sum(keep) < total:
-            out.append(A.KEEP[keep])
-    result = tuple(out)
-    _ROLL_CACHE[key] = result
-    return result
-
-
-_REACH_CACHE: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], bool]] = {}
+# _REACH[guard + 1][result]: the reachable regular loungers (ids, in order), and whether a five is.
+_REACH: Final[tuple[dict[tuple[int, ...], tuple[tuple[int, ...], bool]], ...]] = tuple(
+    {} for _ in range(TRACK_LEN + 1)
+)
 
 
 def _reach(result: tuple[int, ...], guard: int) -> tuple[tuple[int, ...], bool]:
     """R16-R18: reachable regular loungers (ids, in order) and whether a five is within reach."""
-    key = (result[:N_COLOURS], guard)
-    hit = _REACH_CACHE.get(key)
+    table = _REACH[guard + 1]
+    hit = table.get(result)
     if hit is None:
+        colours = result[:N_COLOURS]
         blocked = BLOCKED[guard + 1]
         regular = tuple(
-            i for i in REGULAR if result[LOUNGER_COLOUR[i]] >= LOUNGER_VALUE[i] and i not in blocked
+            i for i in REGULAR if colours[LOUNGER_COLOUR[i]] >= LOUNGER_VALUE[i] and i not in blocked
         )
-        hit = (regular, max(result[:N_COLOURS]) >= FIVE_VALUE)
-        _REACH_CACHE[key] = hit
+        hit = table[result] = (regular, max(colours) >= FIVE_VALUE)
     return hit
 
 
 def reachable(state: State) -> tuple[int, ...]:
     """Lounger ids the current rolling result reaches (R17, R18), regardless of who owns them."""
-    if state.phase != Phase.ACTION:
+    if state.phase != _ACTION_I:
         return ()
     regular, five = _reach(state.result, state.guard)
     if five:
@@ -141,51 +197,110 @@ def _lounger_actions(state: State) -> tuple[Action, ...]:
 
 # --------------------------------------------------------------------------- transitions
 
+_PLACE_AT: Final = {A.PLACE[i]: i for i in REGULAR}
+
 
 def apply(state: State, action: Action | str) -> State:
     """The state after the seat to act takes ``action`` (an :class:`Action` or its text).
 
     Raises :class:`InvalidActionError` for malformed text and :class:`IllegalActionError` for a
-    well-formed action that is not legal now; ``state`` is never changed.
+    well-formed action that is not legal now; ``state`` is never changed.  An action equal to a
+    legal one is applied as that (interned) legal action.
     """
     if isinstance(action, str):
         action = parse_action(action)
-    if action not in legal_actions(state):
-        raise IllegalActionError(str(action), state.phase.label, _actor(state), _why(state, action))
+    phase = state.phase
+    if phase == _ROLL_I:
+        by_id = _STEPS_OF_LEGAL.get(id(state._legal))
+        step = None if by_id is None else by_id.get(id(action))  # the interned actions
+        if step is None:
+            try:
+                step = _roll_entry(state.last)[2].get(action)  # any action equal to one
+            except TypeError:  # unhashable: equal to no legal action
+                step = None
+        if step is not None:
+            code, aside, dice = step
+            if code == _KEEP:
+                return _keep(state, aside, dice)
+            if code == _STOP:
+                return _stop(state)
+            if state.chips[state.seat] > 0:
+                return _chip(state)
+    elif phase == _ACTION_I:
+        legal = legal_actions(state)
+        if action in legal:
+            return _act(state, legal[legal.index(action)])
+    elif phase == _SETUP_I:
+        try:
+            i = _PLACE_AT.get(action)
+        except TypeError:
+            i = None
+        if i is not None and state.towel[i] < 0:
+            return _place(state, i)
+    raise IllegalActionError(str(action), state.phase.label, _actor(state), _why(state, action))
+
+
+def _keep(state: State, aside: tuple[int, ...], dice: int) -> State:
+    """R12: KEEP sets ``aside`` (lifeguards included) aside; ``dice`` dice are thrown next."""
     s = state._copy()
-    kind = action.kind
-    if kind == ActionKind.KEEP:
-        last = state.last
-        keep = action.keep
-        s.kept = tuple(
-            [state.kept[c] + keep[c] for c in range(N_COLOURS)] + [state.kept[LIFEGUARD] + last[LIFEGUARD]]
-        )
-        s.dice = sum(last[:N_COLOURS]) - sum(keep)
-        s.last = NO_DICE
-        s.phase = Phase.THROW
-    elif kind == ActionKind.STOP:
-        result = tuple(k + t for k, t in zip(state.kept, state.last, strict=True))
-        s.result = result
-        s.guard = advance(state.guard, result[LIFEGUARD])  # R15
-        s.phase = Phase.ACTION
-    elif kind == ActionKind.CHIP:
-        chips = list(state.chips)
-        chips[state.seat] -= 1
-        s.chips = tuple(chips)
-        s.pool = state.pool + 1
-        s.dice = sum(state.last)  # R12: every die of the last throw, lifeguards too
-        s.last = NO_DICE
-        s.phase = Phase.THROW
-    elif kind == ActionKind.PLACE:
-        _place(state, s, action.lounger)
+    kept = state.kept
+    if kept is NO_DICE:
+        s.kept = aside
     else:
-        _use_lounger(state, s, kind, action.lounger)
-        _end_turn(s)
+        s.kept = (
+            kept[0] + aside[0],
+            kept[1] + aside[1],
+            kept[2] + aside[2],
+            kept[3] + aside[3],
+            kept[4] + aside[4],
+            kept[5] + aside[5],
+        )
+    s.dice = dice
+    s.last = NO_DICE
+    s.phase = P_THROW
     return s
 
 
-def _place(state: State, s: State, lounger: int) -> None:
+def _stop(state: State) -> State:
+    """R12, R15: STOP; the result is every die kept and thrown, the lifeguard walks."""
+    s = state._copy()
+    kept, last = state.kept, state.last
+    if kept is NO_DICE:
+        result = last
+    else:
+        result = (
+            kept[0] + last[0],
+            kept[1] + last[1],
+            kept[2] + last[2],
+            kept[3] + last[3],
+            kept[4] + last[4],
+            kept[5] + last[5],
+        )
+    s.result = result
+    steps = result[LIFEGUARD]
+    if steps > 0:  # R15, as board.advance
+        guard = state.guard
+        s.guard = (steps - 1) % TRACK_LEN if guard == DIVING_BOARD else (guard + steps) % TRACK_LEN
+    s.phase = P_ACTION
+    return s
+
+
+def _chip(state: State) -> State:
+    """R12: CHIP spends a chip; every die of the last throw, lifeguards too, is thrown again."""
+    s = state._copy()
+    chips = list(state.chips)
+    chips[state.seat] -= 1
+    s.chips = tuple(chips)
+    s.pool = state.pool + 1
+    s.dice = sum(state.last)
+    s.last = NO_DICE
+    s.phase = P_THROW
+    return s
+
+
+def _place(state: State, lounger: int) -> State:
     """R8: a plain towel on an empty regular lounger; setup ends once all 24 carry one."""
+    s = state._copy()
     me = state.seat
     towel = list(state.towel)
     towel[lounger] = me
@@ -200,18 +315,27 @@ def _place(state: State, s: State, lounger: int) -> None:
         _start_turn(s)
     else:
         s.seat = (me + 1) % state.players
+    return s
 
 
-def _use_lounger(state: State, s: State, kind: ActionKind, i: int) -> None:
+def _act(state: State, action: Action) -> State:
+    """R19-R23 (``action`` is a legal lounger action), then the end of the turn."""
+    s = state._copy()
+    kind = action.kind
+    if kind != _PASS:
+        _use_lounger(state, s, kind, action.lounger)
+    _end_turn(s)
+    return s
+
+
+def _use_lounger(state: State, s: State, kind: int, i: int) -> None:
     """R19-R23 (legality already checked)."""
     me = state.seat
-    if kind == ActionKind.PASS:
-        return
     secured = list(state.secured)
-    if kind == ActionKind.FLIP:
+    if kind == _FLIP:
         secured[i] = True
         s.occupied = state.occupied + 1
-    elif kind == ActionKind.RECLAIM:
+    elif kind == _RECLAIM:
         figure = list(state.figure)
         figures = list(state.figures)
         figures[figure[i]] += 1
@@ -219,7 +343,7 @@ def _use_lounger(state: State, s: State, kind: ActionKind, i: int) -> None:
         secured[i] = True
         s.figure = tuple(figure)
         s.figures = tuple(figures)
-    elif kind == ActionKind.INVADE:
+    elif kind == _INVADE:
         figure = list(state.figure)
         figure[i] = me
         s.figure = tuple(figure)
@@ -234,7 +358,7 @@ def _use_lounger(state: State, s: State, kind: ActionKind, i: int) -> None:
             s.pool = state.pool - gain
         s.occupied = state.occupied + 1
         return
-    elif kind == ActionKind.CONQUER:
+    elif kind == _CONQUER:
         towel = list(state.towel)
         towels = list(state.towels)
         towels[towel[i]] += 1
@@ -249,7 +373,7 @@ def _use_lounger(state: State, s: State, kind: ActionKind, i: int) -> None:
         s.towels = tuple(towels)
         s.figure = tuple(figure)
         s.figures = tuple(figures)
-    elif kind == ActionKind.TAKE_FIVE:
+    elif kind == _TAKE_FIVE:
         towel = list(state.towel)
         towel[i] = me
         towels = list(state.towels)
@@ -262,7 +386,7 @@ def _use_lounger(state: State, s: State, kind: ActionKind, i: int) -> None:
 
 
 def _start_turn(s: State) -> None:
-    s.phase = Phase.THROW
+    s.phase = P_THROW
     s.turn += 1
     s.throw_no = 0
     s.dice = N_DICE
@@ -281,11 +405,11 @@ def _end_turn(s: State) -> None:
     nxt = s.seat + 1
     if nxt == s.players:
         if s.final_round:
-            s.phase = Phase.OVER
+            s.phase = P_OVER
             s.termination = Termination.NORMAL
             return
         if s.round >= rules.round_cap:
-            s.phase = Phase.OVER
+            s.phase = P_OVER
             s.termination = Termination.ROUND_CAP
             return
         s.round += 1
@@ -294,16 +418,37 @@ def _end_turn(s: State) -> None:
     _start_turn(s)
 
 
+# Per thrown faces (``bytes(faces)``, in the order thrown): the roll entry of their counts.
+_THROWS: dict[bytes, _RollEntry] = {}
+
+
 def apply_throw(state: State, faces: Sequence[int]) -> State:
     """The state after a throw showing ``faces`` (face ids 0..5, one per die thrown).
 
     Raises :class:`IllegalThrowError` when the state is not a chance node or the throw does not
     have exactly ``state.dice`` faces in range.
     """
-    if state.phase != Phase.THROW:
+    if state.phase != _THROW_I:
         raise IllegalThrowError(f"no throw expected in phase {state.phase.label}")
     if len(faces) != state.dice:
         raise IllegalThrowError(f"expected a throw of {state.dice} dice, got {len(faces)}")
+    last = LAST_THROW[0]
+    try:
+        hit = _THROWS.get(last[1] if faces is last[0] else bytes(faces))
+    except (TypeError, ValueError):  # not small non-negative ints: counted (and refused) below
+        hit = None
+    if hit is None:
+        hit = _count_throw(faces)
+    s = state._copy()
+    s.last = hit[3]
+    s.throw_no = state.throw_no + 1
+    s.phase = P_ROLL
+    s._legal = hit[1] if state.chips[state.seat] > 0 else hit[0]
+    return s
+
+
+def _count_throw(faces: Sequence[int]) -> _RollEntry:
+    """Count a throw's faces (IllegalThrowError unless they are 0..5) and remember the result."""
     counts = [0] * N_FACES
     try:
         for f in faces:
@@ -312,11 +457,10 @@ def apply_throw(state: State, faces: Sequence[int]) -> State:
             counts[f] += 1
     except (IndexError, TypeError):
         raise IllegalThrowError(f"faces must be integers 0..5, got {list(faces)!r}") from None
-    s = state._copy()
-    s.last = tuple(counts)
-    s.throw_no = state.throw_no + 1
-    s.phase = Phase.ROLL
-    return s
+    hit = _roll_entry(tuple(counts))
+    with suppress(TypeError, ValueError):  # faces that count but are no bytes are not remembered
+        _THROWS[bytes(faces)] = hit
+    return hit
 
 
 def apply_throw_counts(state: State, counts: Sequence[int]) -> State:

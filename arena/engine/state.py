@@ -50,6 +50,10 @@ class Termination:
 
 
 NO_DICE: Final = (0,) * N_FACES
+# Plain ints for the hot properties: comparing an IntEnum with an int is int's own comparison,
+# without looking the member up on the enum class first.
+_THROW: Final = int(Phase.THROW)
+_OVER: Final = int(Phase.OVER)
 
 
 class State:
@@ -153,12 +157,12 @@ class State:
     @property
     def is_chance(self) -> bool:
         """True when the next event is a throw that the caller supplies."""
-        return self.phase == Phase.THROW
+        return self.phase == _THROW
 
     @property
     def is_over(self) -> bool:
         """True once the game has ended (R25, R26)."""
-        return self.phase == Phase.OVER
+        return self.phase == _OVER
 
     @property
     def unoccupied(self) -> int:

@@ -57,6 +57,8 @@ def params_from_text(text: str) -> Params:
     low: dict[str, object] = {}
     for k, v in fields.items():
         value: object = tuple(float(x) for x in v.split(",")) if "," in v else float(v)
+        if k == "max_spend":
+            value = int(v)
         (low if k in ("lam", "rho", "chip", "horizon", "pace") else top)[k] = value
     return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
 

@@ -35,7 +35,9 @@ Determinism and time
 --------------------
 No clock and no randomness: the search is exact and small (a decision takes a few milliseconds
 on average, the worst case -- a fresh turn with 4 chips -- about 40 ms of one core), so the same
-state always gives the same choice, on an idle machine or a loaded one.
+state always gives the same choice, on an idle machine or a loaded one.  The planner may spend
+at most ``Params.max_spend`` chips in one turn (the others stay held): a fixed bound on the tree,
+not a time limit.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class Params:
     setup: ByValue = (0.0, 0.0, 3.0, 2.0, 1.0, 0.0)  # placement preference by value
     focus: float = 0.0  # opponent modelling: 0 = off; else closeness scale (points per sqrt round)
     last_turn_scale: float = 10.0  # points per opponent beaten, in the game's last turn (0 = off)
+    max_spend: int = 2  # chips the planner may spend in one turn (1..4): bounds the tree
 
     @staticmethod
     def for_players(players: int) -> Params:
@@ -311,20 +314,25 @@ class SearchPolicy:
         return self._worths
 
     def planner(self, state: State) -> TurnPlanner:
-        """The turn's planner, built once per turn (the board does not change while rolling)."""
+        """The turn's planner, built once per turn (the board does not change while rolling) and
+        again when a chip is spent beyond ``Params.max_spend``: the planner sees only the chips it
+        may spend (``table[c]`` is the table with ``c`` + the others held)."""
         me = state.seat
-        key = (state.turn, me, state.towel, state.secured, state.figure, state.chips[me] + state.pool)
-        if key != self._plan_key or self._planner is None or len(self._planner.table) <= state.chips[me]:
+        chips = state.chips[me]
+        extra = max(0, chips - self.params(state).max_spend)
+        key = (state.turn, me, state.towel, state.secured, state.figure, state.chips[me] + state.pool, extra)
+        if key != self._plan_key or self._planner is None or len(self._planner.table) <= chips - extra:
             worths = self.model(state).worths(state)
             self._worths = worths
-            self._planner = TurnPlanner(worths.table(state.chips[me]), worths.chip_value)
+            self._planner = TurnPlanner(worths.table(chips)[extra:], worths.chip_value[extra:])
             self._plan_key = key
         return self._planner
 
     def roll_values(self, state: State) -> list[tuple[float, Action]]:
         """Every legal rolling choice with its expectimax value, in the engine's order."""
         chips = state.chips[state.seat]
-        return self.planner(state).decide(state.kept, state.last, chips)
+        spend = min(chips, self.params(state).max_spend)
+        return self.planner(state).decide(state.kept, state.last, spend)
 
     def action_values(self, state: State) -> dict[Action, float]:
         """Every legal action of the action phase with its worth."""

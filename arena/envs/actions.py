@@ -142,6 +142,10 @@ def legal_with_text(state: State) -> list[tuple[int, str]]:
 
 def check_index(state: State, value: object) -> Action:
     """The legal action that ``value`` names, or :class:`IllegalIndexError` saying why not."""
+    if type(value) is int and 0 <= value < N_ACTIONS:  # the fast path of every step
+        action = ACTIONS[value]
+        if action in legal_actions(state):
+            return action
     i = as_index(value)
     if i is None:
         raise IllegalIndexError(value, state, "not an integer action index")

@@ -29,7 +29,9 @@ def render(text: str) -> str:
         )
         if not pattern.search(text):
             raise ValueError(f"{DOC.name} has no generated block {name!r}")
-        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(3), text)
+        match = pattern.search(text)
+        assert match is not None
+        text = text[: match.start(2)] + body + "\n" + text[match.end(2) :]
     return text
 
 

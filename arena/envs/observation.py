@@ -17,7 +17,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine import Phase, Rules, State, Termination, new_game, scores
+from arena.engine import Action, Phase, Rules, State, Termination, legal_actions, new_game, scores
 from arena.engine.board import (
     BLOCKED,
     CHIPS_TOTAL,
@@ -63,13 +63,14 @@ LAYOUT: Final = (
     Piece("towel", (N_LOUNGERS, S), "per lounger (id order), whose towel lies there: relative seat one-hot"),
     Piece("secured", (N_LOUNGERS,), "per lounger: 1 when its towel is secured (guest side up)"),
     Piece("figure", (N_LOUNGERS, S), "per lounger: whose guest figure lies there, relative seat one-hot"),
-    Piece("blocked", (N_LOUNGERS,), "per lounger: 1 when the lifeguard blocks it where he stands now"),
-    Piece("lifeguard", (TRACK_LEN + 1,), "lifeguard position one-hot: 0 diving board, 1-11 the loop (R6)"),
     Piece("towels", (S,), "per relative seat: towels in supply / 16"),
     Piece("figures", (S,), "per relative seat: figures in supply / 5"),
     Piece("chips", (S,), "per relative seat: chips held / 4"),
     Piece("scores", (S,), f"per relative seat: current score (R27) / {SCORE_SCALE:g}"),
     Piece("seats", (S,), "per relative seat: 1 when that seat plays (2-4 players)"),
+    Piece("pool", (1,), "chips left in the pool / 16"),
+    Piece("blocked", (N_LOUNGERS,), "per lounger: 1 when the lifeguard blocks it where he stands now"),
+    Piece("lifeguard", (TRACK_LEN + 1,), "lifeguard position one-hot: 0 diving board, 1-11 the loop (R6)"),
     Piece("to_act", (S,), "relative seat to act (or to throw for), one-hot; all 0 once the game is over"),
     Piece("phase", (5,), "phase one-hot: setup, throw, roll, action, over"),
     Piece("kept", (N_FACES,), "dice kept this turn, per face (green..blue, lifeguard) / 6"),
@@ -77,7 +78,6 @@ LAYOUT: Final = (
     Piece("result", (N_FACES,), "the turn's rolling result, per face / 6 (action phase)"),
     Piece("dice", (1,), "dice the next throw uses / 6"),
     Piece("throw_no", (1,), f"throws made this turn / {MAX_THROWS}"),
-    Piece("pool", (1,), "chips left in the pool / 16"),
     Piece("round", (1,), "round / the round cap (R26) of the game's rules"),
     Piece("final_round", (1,), "1 once the last round has begun (R25)"),
     Piece("unoccupied", (1,), "loungers not occupied / 26"),
@@ -92,54 +92,89 @@ _RELATIVE: Final = {
     n: [np.array([S] + [(owner - seat) % n for owner in range(n)], np.intp) for seat in range(n)]
     for n in range(2, S + 1)
 }
-_BLOCKED: Final = [np.array([i in b for i in range(N_LOUNGERS)], np.float32) for b in BLOCKED]
-_LIFEGUARD: Final = np.eye(TRACK_LEN + 1, dtype=np.float32)
+# Blocked loungers and the lifeguard's one-hot, by position + 1.
+_GUARD: Final = tuple(
+    np.concatenate(
+        (
+            np.array([i in b for i in range(N_LOUNGERS)], np.float32),
+            np.eye(TRACK_LEN + 1, dtype=np.float32)[k],
+        )
+    )
+    for k, b in enumerate(BLOCKED)
+)
+_PER_SEAT_SCALE: Final = np.array(
+    [1 / TOWELS_PER_PLAYER] * S
+    + [1 / FIGURES_PER_PLAYER] * S
+    + [1 / MAX_CHIPS] * S
+    + [1 / SCORE_SCALE] * S
+    + [1.0] * S
+    + [1 / CHIPS_TOTAL],
+    np.float32,
+)
+_PADS: Final = {n: (0,) * (S - n) for n in range(2, S + 1)}
+_SEATS: Final = {n: (1,) * n + (0,) * (S - n) for n in range(2, S + 1)}
 
 
 class _BoardCache:
-    """The board part of the last observation per seat: the rules share unchanged tuples between
-    states, so while the same towel/secured/figure tuples are seen from a seat it is reused (the
-    cache holds the tuples, so their identities cannot be reused by other objects)."""
+    """The slow-changing part of an observation (board, supplies, scores, seats, pool) per
+    (players, seat).  The rules share unchanged tuples between states, so while a seat sees the
+    same towel/secured/figure/towels/figures/chips tuples the part is reused (the cache holds
+    the tuples, so their identities cannot be taken by other objects).  Scores depend only on
+    the board and the chips, the pool only on the chips (R5: chips are conserved)."""
 
     __slots__ = ("entries",)
 
     def __init__(self) -> None:
-        self.entries: dict[tuple[int, int], tuple[object, object, object, Observation]] = {}
+        self.entries: dict[tuple[int, int], tuple[tuple[object, ...], Observation]] = {}
 
     def board(self, state: State, seat: int) -> Observation:
         key = (state.players, seat)
         hit = self.entries.get(key)
-        if hit is not None and hit[0] is state.towel and hit[1] is state.figure and hit[2] is state.secured:
-            return hit[3]
-        rel = _RELATIVE[state.players][seat]
+        if hit is not None:
+            t = hit[0]
+            if (
+                t[0] is state.towel
+                and t[1] is state.figure
+                and t[2] is state.secured
+                and t[3] is state.chips
+                and t[4] is state.towels
+                and t[5] is state.figures
+            ):
+                return hit[1]
+        n = state.players
+        rel = _RELATIVE[n][seat]
         towel = _ONEHOT[rel[np.asarray(state.towel) + 1]].ravel()
         figure = _ONEHOT[rel[np.asarray(state.figure) + 1]].ravel()
         secured = np.asarray(state.secured, np.float32)
-        block = np.concatenate((towel, secured, figure))
-        self.entries[key] = (state.towel, state.figure, state.secured, block)
+        pad = _PADS[n]
+        pts = scores(state)
+        raw = (
+            state.towels[seat:] + state.towels[:seat] + pad
+            + state.figures[seat:] + state.figures[:seat] + pad
+            + state.chips[seat:] + state.chips[:seat] + pad
+            + pts[seat:] + pts[:seat] + pad
+            + _SEATS[n]
+            + (state.pool,)
+        )  # fmt: skip
+        block = np.concatenate((towel, secured, figure, np.array(raw, np.float32) * _PER_SEAT_SCALE))
+        ident = (state.towel, state.figure, state.secured, state.chips, state.towels, state.figures)
+        self.entries[key] = (ident, block)
         return block
 
 
 _cache = _BoardCache()
 
 
-def _scale(round_cap: int) -> npt.NDArray[np.float32]:
-    per_seat = (
-        [1 / TOWELS_PER_PLAYER] * S
-        + [1 / FIGURES_PER_PLAYER] * S
-        + [1 / MAX_CHIPS] * S
-        + [1 / SCORE_SCALE] * S
-    )
-    rest = [1.0] * (2 * S + 5) + [1 / N_DICE] * (3 * N_FACES + 1)
-    rest += [1 / MAX_THROWS, 1 / CHIPS_TOTAL, 1 / round_cap, 1.0, 1 / N_LOUNGERS]
-    return np.array(per_seat + rest, np.float32)
+def _dynamic_scale(round_cap: int) -> npt.NDArray[np.float32]:
+    scale = [1.0] * (S + 5) + [1 / N_DICE] * (3 * N_FACES + 1) + [1 / MAX_THROWS, 1 / round_cap, 1.0]
+    return np.array([*scale, 1 / N_LOUNGERS], np.float32)
 
 
 _SCALES: dict[int, npt.NDArray[np.float32]] = {}
-_PHASE_ROWS: Final = tuple(tuple(1 if k == p else 0 for k in range(5)) for p in range(5))
-_PADS: Final = {n: (0,) * (S - n) for n in range(2, S + 1)}
-_SEATS: Final = {n: (1,) * n + (0,) * (S - n) for n in range(2, S + 1)}
-_TO_ACT: Final = tuple(tuple(1 if k == r else 0 for k in range(S)) for r in range(S))
+_PHASE_ROWS: Final = tuple(bytes(1 if k == p else 0 for k in range(5)) for p in range(5))
+_TO_ACT: Final = tuple(bytes(1 if k == r else 0 for k in range(S)) for r in range(S))
+_NOBODY: Final = bytes(S)
+_OVER: Final = int(Phase.OVER)
 
 
 def encode(state: State, seat: int) -> Observation:
@@ -150,58 +185,47 @@ def encode(state: State, seat: int) -> Observation:
     cap = state.rules.round_cap
     scale = _SCALES.get(cap)
     if scale is None:
-        scale = _SCALES[cap] = _scale(cap)
-    pad = _PADS[n]
-    pts = scores(state)
+        scale = _SCALES[cap] = _dynamic_scale(cap)
     phase = int(state.phase)
+    throw_no = state.throw_no
+    # Every entry of the fast-changing part is a small count (0..100): built as bytes, scaled once.
     raw = (
-        state.towels[seat:]
-        + state.towels[:seat]
-        + pad
-        + state.figures[seat:]
-        + state.figures[:seat]
-        + pad
-        + state.chips[seat:]
-        + state.chips[:seat]
-        + pad
-        + pts[seat:]
-        + pts[:seat]
-        + pad
-        + _SEATS[n]
-        + ((0,) * S if phase == 4 else _TO_ACT[(state.seat - seat) % n])
+        (_NOBODY if phase == _OVER else _TO_ACT[(state.seat - seat) % n])
         + _PHASE_ROWS[phase]
-        + state.kept
-        + state.last
-        + state.result
-        + (
-            state.dice,
-            min(state.throw_no, MAX_THROWS),
-            state.pool,
-            state.round,
-            1 if state.final_round else 0,
-            N_LOUNGERS - state.occupied,
+        + bytes(state.kept + state.last + state.result)
+        + bytes(
+            (
+                state.dice,
+                throw_no if throw_no < MAX_THROWS else MAX_THROWS,
+                state.round,
+                1 if state.final_round else 0,
+                N_LOUNGERS - state.occupied,
+            )
         )
     )
-    return np.concatenate(
-        (
-            _cache.board(state, seat),
-            _BLOCKED[state.guard + 1],
-            _LIFEGUARD[state.guard + 1],
-            np.array(raw, np.float32) * scale,
-        )
-    )
+    dynamic = np.frombuffer(raw, np.uint8) * scale
+    return np.concatenate((_cache.board(state, seat), _GUARD[state.guard + 1], dynamic))
+
+
+_ROLL_MASKS: dict[int, tuple[tuple[Action, ...], Mask]] = {}
 
 
 def mask(state: State) -> Mask:
     """The legal-action mask: int8, 1 at the index of every legal action (all 0 when nobody
-    decides: at a chance node or once the game is over)."""
-    from arena.engine import legal_actions
-
-    out = np.zeros(N_ACTIONS, np.int8)
+    decides: at a chance node or once the game is over).  Read-only: the rolling phase's masks
+    are shared (its legal actions depend only on the throw and whether a chip is held)."""
     legal = legal_actions(state)
+    if state.phase == Phase.ROLL:
+        hit = _ROLL_MASKS.get(id(legal))
+        if hit is not None and hit[0] is legal:
+            return hit[1]
+    out = np.zeros(N_ACTIONS, np.int8)
     if legal:
         index = INDEX
         out[[index[a] for a in legal]] = 1
+    out.flags.writeable = False
+    if state.phase == Phase.ROLL and len(_ROLL_MASKS) < 4096:
+        _ROLL_MASKS[id(legal)] = (legal, out)  # the engine interns these tuples; held, so ids stay
     return out
 
 

@@ -46,7 +46,7 @@ import numpy.typing as npt  # noqa: E402
 from gymnasium import spaces  # noqa: E402
 from pettingzoo import AECEnv  # noqa: E402
 
-from arena.engine import Rules  # noqa: E402
+from arena.engine import Phase, Rules  # noqa: E402
 from arena.engine.chance import SEED_LIMIT  # noqa: E402
 from arena.engine.variants import DEFAULT  # noqa: E402
 
@@ -56,6 +56,9 @@ from .episode import Episode, check_players, check_reward, check_seed, rules_of 
 from .observation import OBS_SIZE, encode, mask  # noqa: E402
 
 RENDER_MODES: Final = ("ansi", "rgb_array")
+_NO_ACTIONS: Final = np.zeros(N_ACTIONS, np.int8)
+_NO_ACTIONS.flags.writeable = False
+_OVER: Final = Phase.OVER
 ObsDict = dict[str, npt.NDArray[Any]]
 
 
@@ -151,23 +154,38 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
         game.step(action)  # IllegalIndexError for anything but a legal index
         self._cumulative_rewards[agent] = 0.0
         state = game.state
-        if state.is_over:
+        if state.phase == _OVER:
             rewards = game.rewards()
             for a in self.agents:
                 self.rewards[a] = rewards[self._seat[a]]
                 self.terminations[a] = True
+            self._accumulate_rewards()
         else:
+            # Rewards are paid at the end only: every step before it rewards 0 (nothing to add).
             self.agent_selection = self.possible_agents[state.seat]
-        self._accumulate_rewards()
 
     def observe(self, agent: str) -> ObsDict:
         """``{"observation": ..., "action_mask": ...}`` for ``agent``; the mask is all 0 unless
-        ``agent`` is to act."""
-        state = self._game().state
+        ``agent`` is to act.  The mask is read-only (masks are shared between steps)."""
+        game = self.episode
+        if game is None:
+            raise EnvStateError("call reset() before using the environment")
+        state = game.state
         seat = self._seat[agent]
         to_act = state.seat == seat and not state.is_over
-        legal = mask(state) if to_act else np.zeros(N_ACTIONS, np.int8)
-        return {"observation": encode(state, seat), "action_mask": legal}
+        return {"observation": encode(state, seat), "action_mask": mask(state) if to_act else _NO_ACTIONS}
+
+    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last``: (observation, cumulative reward, terminated, truncated, info) of
+        the agent to act."""
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         """The current state as text (``ansi``) or as an RGB array (``rgb_array``); ``None``

@@ -33,9 +33,7 @@ def random_states(players: int, seed: int, limit: int = 100_000) -> list[State]:
 def run_arena(*args: str, home: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """``arena ARGS`` as a real process with its own ARENA_HOME."""
     env = {**os.environ, "ARENA_HOME": str(home)}
-    return subprocess.run(
-        [*ARENA, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run([*ARENA, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def record_actions(text: str) -> list[str]:

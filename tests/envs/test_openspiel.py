@@ -64,17 +64,25 @@ def test_chance_nodes_carry_the_exact_throw_distribution() -> None:
     exact = state.exact_chance_outcomes()
     assert len(exact) == 462 and sum(p for _, p in exact) == 1
     assert [a for a, _ in state.chance_outcomes()] == list(range(462))
-    assert all(abs(p - float(q)) < 1e-15 for (_, p), (_, q) in zip(state.chance_outcomes(), exact, strict=True))
+    assert all(
+        abs(p - float(q)) < 1e-15 for (_, p), (_, q) in zip(state.chance_outcomes(), exact, strict=True)
+    )
     text = {state.action_to_string(pyspiel.PlayerId.CHANCE, a): p for a, p in exact}
     assert text["throw lifeguard,lifeguard,lifeguard,lifeguard,lifeguard,lifeguard"] == Fraction(1, 46656)
     assert text["throw green,purple,yellow,red,blue,lifeguard"] == Fraction(720, 46656)
     # after a keep fewer dice are thrown, with their own outcomes
     state.apply_action(state.stream_outcome(3))
-    keeps = [a for a in state.legal_actions() if state.action_to_string(state.current_player(), a).startswith("keep")]
+    keeps = [
+        a
+        for a in state.legal_actions()
+        if state.action_to_string(state.current_player(), a).startswith("keep")
+    ]
     if keeps:
         state.apply_action(keeps[0])
         k = state.engine.dice
-        assert len(state.chance_outcomes()) == len({outcome_counts(k, n) for n in range(len(state.chance_outcomes()))})
+        assert len(state.chance_outcomes()) == len(
+            {outcome_counts(k, n) for n in range(len(state.chance_outcomes()))}
+        )
         assert sum(p for _, p in state.exact_chance_outcomes()) == 1
     with pytest.raises(ValueError, match="chance outcome 500 does not exist"):
         _to_chance().apply_action(500)
@@ -130,12 +138,16 @@ def test_the_same_seed_gives_the_same_game_as_the_engine() -> None:
         assert state.engine == played.final
         assert throws == [line.split('"')[3] for line in played.record.splitlines() if '"throw"' in line]
         pts = played.outcome.scores
-        assert state.returns() == [(sum(q < p for q in pts) - sum(q > p for q in pts)) / (players - 1) for p in pts]
+        assert state.returns() == [
+            (sum(q < p for q in pts) - sum(q > p for q in pts)) / (players - 1) for p in pts
+        ]
 
 
 def test_openspiels_mcts_bot_plays_a_whole_game() -> None:
     game = osp.load(2, rules="sprint")
-    bot = mcts.MCTSBot(game, 2.0, 20, osp.ScoreEvaluator(), random_state=np.random.RandomState(0), solve=False)
+    bot = mcts.MCTSBot(
+        game, 2.0, 20, osp.ScoreEvaluator(), random_state=np.random.RandomState(0), solve=False
+    )
     state = game.new_initial_state()
     rng = random.Random(0)
     while not state.is_terminal():

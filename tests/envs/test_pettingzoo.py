@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from arena.engine import GreedyPolicy, replay
-from arena.envs.actions import INDEX, IllegalIndexError, N_ACTIONS
+from arena.engine import GreedyPolicy
+from arena.envs.actions import INDEX, N_ACTIONS, IllegalIndexError
 from arena.envs.episode import PlayerCountError
 from arena.envs.observation import OBS_SIZE, decode
 from arena.envs.pettingzoo import CoolAmPoolEnv, env, raw_env
@@ -82,8 +82,19 @@ def test_the_same_seed_gives_the_same_episode_as_the_engine(tmp_path: Path) -> N
     """`arena engine play --policy greedy` and the environment driven by the same greedy choices
     (made on the decoded observation of the agent to act) write the same record, byte for byte."""
     out = tmp_path / "engine.jsonl"
-    done = run_arena("engine", "play", "--players", "3", "--seed", "4242", "--policy", "greedy",
-                     "--out", str(out), home=tmp_path)
+    done = run_arena(
+        "engine",
+        "play",
+        "--players",
+        "3",
+        "--seed",
+        "4242",
+        "--policy",
+        "greedy",
+        "--out",
+        str(out),
+        home=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     greedy = GreedyPolicy()
     e = env(3)
@@ -110,7 +121,7 @@ def test_reset_without_a_seed_follows_the_last_seeded_reset() -> None:
 def test_rewards_margin_mode_and_the_observation_dict() -> None:
     e = env(4, reward="margin")
     e.reset(seed=3)
-    obs, reward, terminated, truncated, info = e.last()
+    obs, *_ = e.last()
     assert set(obs) == {"observation", "action_mask"}
     assert obs["observation"].shape == (OBS_SIZE,) and obs["action_mask"].shape == (N_ACTIONS,)
     assert obs["action_mask"].dtype == np.int8 and obs["action_mask"][:24].all()

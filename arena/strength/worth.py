@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena.engine import Action, ActionKind, State
+from arena.engine import Action, ActionKind, State, scores
 from arena.engine.board import (
     BLOCKED,
     CHIPS_MAX_HELD,
@@ -227,6 +227,14 @@ class Potential:
             chip_value=chip_value,
             pool_total=state.chips[me] + state.pool,
         )
+
+
+def score_margin(state: State, seat: int) -> float:
+    """The simplest state value for the search's leaf hook: ``seat``'s current margin (its points,
+    R27, minus the mean of the others').  ``SEARCH_BOT_VALUE=arena.strength.worth:score_margin``
+    makes the search play the points-now worths of the greedy through the hook."""
+    pts = scores(state)
+    return pts[seat] - (sum(pts) - pts[seat]) / (len(pts) - 1)
 
 
 def worth_of(worths: Worths, legal: Sequence[Action], chips: int) -> dict[Action, float]:

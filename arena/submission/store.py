@@ -230,3 +230,18 @@ def match_ids(upload: BotUpload) -> list[int]:
     except ValueError:
         return []
     return [int(i) for i in ids if isinstance(i, int)]
+
+
+def active_version_ids(db: Database) -> list[int]:
+    """The uploaded versions that may play now (validated, not retired, their bot not deleted),
+    oldest first: what a continuous ladder should field.  Versions registered from the CLI have
+    no upload row and are not included."""
+    with db.session() as session:
+        rows = session.exec(
+            select(BotUpload.bot_version_id)
+            .join(BotVersion, col(BotVersion.id) == col(BotUpload.bot_version_id))
+            .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+            .where(BotUpload.status == UploadStatus.ACTIVE, col(Bot.removed_at).is_(None))
+            .order_by(col(BotUpload.bot_version_id))
+        ).all()
+        return list(rows)

@@ -14,7 +14,7 @@ from arena.store.db import Database
 from arena.store.models import Match, MatchStatus
 from arena.store.models_accounts import BotUpload, UploadStatus, UserAccount
 from arena.submission import validation
-from arena.submission.store import match_ids, submit_version
+from arena.submission.store import active_version_ids, delete_bot, match_ids, set_status, submit_version
 
 from .conftest import CRASH_BOT, GOOD_BOT
 
@@ -90,6 +90,11 @@ def test_keep_previous_keeps_both_active(sqlite_db: Database) -> None:
         service.stop()
     assert _status(sqlite_db, one.upload.id or 0).status == UploadStatus.ACTIVE
     assert _status(sqlite_db, two.upload.id or 0).status == UploadStatus.ACTIVE
+    assert active_version_ids(sqlite_db) == [one.version.id, two.version.id]
+    set_status(sqlite_db, one.version.id or 0, UploadStatus.RETIRED, "retired by its owner")
+    assert active_version_ids(sqlite_db) == [two.version.id]
+    delete_bot(sqlite_db, two.version.bot_id)
+    assert active_version_ids(sqlite_db) == []
 
 
 @pytest.mark.parametrize("finished_first", [True])

@@ -285,11 +285,20 @@ def compact(s: State) -> str:
 
 
 class ScoreEvaluator(mcts.Evaluator):  # type: ignore[misc]
-    """An MCTS leaf evaluator without rollouts: the reward the current scores would give if the
-    game ended now (random rollouts of this game last hundreds of moves); uniform priors."""
+    """An MCTS leaf evaluator without rollouts (random rollouts of this game last hundreds of
+    moves): at a terminal state its returns; elsewhere each seat's margin as the scores stand
+    (its score minus the mean of the others'), squashed to (-1, 1) by ``tanh(margin / scale)``
+    for the ``placing`` reward (raw for ``margin``).  Uniform priors."""
+
+    def __init__(self, scale: float = 10.0) -> None:
+        self.scale = scale
 
     def evaluate(self, state: CoolAmPoolState) -> npt.NDArray[np.float64]:
-        return np.array(final_rewards(scores(state.engine), state.reward_mode), np.float64)
+        s = state.engine
+        if s.is_over:
+            return np.array(final_rewards(scores(s), state.reward_mode), np.float64)
+        margins = np.array(final_rewards(scores(s), "margin"), np.float64)
+        return margins if state.reward_mode == "margin" else np.tanh(margins / self.scale)
 
     def prior(self, state: CoolAmPoolState) -> Sequence[tuple[int, float]]:
         if state.is_chance_node():

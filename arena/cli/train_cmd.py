@@ -45,10 +45,11 @@ def train(
     ] = 30.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress output")] = False,
 ) -> None:
-    """Train the value network by self-play: Monte-Carlo regression on final margins.
+    """Train the learned evaluation by self-play (reproducible, resumable, plots its learning curve).
 
-    Reproducible from --seed; resumable (kill it and rerun the same command: it continues from the
-    checkpoint); writes the weights (--out) and the learning curve as SVG (--curve).  Ship new
+    Monte-Carlo regression of the value network on final margins.  The same --seed and options
+    give the same weights; kill it and rerun the same command and it continues from the
+    checkpoint.  Writes the weights (--out) and the learning curve as SVG (--curve).  Ship new
     weights by writing them to arena/strength/weights/value-v1.npz."""
     from arena.strength.train import TrainConfig, TrainError, TrainProgress, curve_svg, write_weights
     from arena.termui import StatusLine

@@ -177,3 +177,20 @@ def test_api_needs_a_valid_token(site: str) -> None:
         "username": "tok",
         "is_admin": False,
     }
+
+
+def test_an_upload_without_a_length_is_refused_unread(site: str, db: Database, arena_home: Path) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(site)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    conn.putrequest("POST", "/api/bots/x/versions")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.putheader("Content-Type", "multipart/form-data; boundary=zz")
+    conn.endheaders()
+    conn.send(b"5\r\nhello\r\n0\r\n\r\n")
+    answer = conn.getresponse()
+    assert answer.status == 411 and b"Content-Length" in answer.read()
+    conn.close()
+    _nothing_stored(db, arena_home)

@@ -17,10 +17,11 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine import Action, Phase, Rules, State, Termination, legal_actions, new_game, scores
+from arena.engine import Action, Phase, Rules, State, Termination, from_snapshot, legal_actions, scores
 from arena.engine.board import (
     BLOCKED,
     CHIPS_TOTAL,
+    FACES,
     FIGURES_PER_PLAYER,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -29,6 +30,7 @@ from arena.engine.board import (
     N_LOUNGERS,
     TOWELS_PER_PLAYER,
     TRACK_LEN,
+    track_name,
 )
 from arena.engine.board import CHIPS_MAX_HELD as MAX_CHIPS
 from arena.engine.variants import DEFAULT
@@ -260,32 +262,51 @@ def decode(obs: Observation, rules: Rules = DEFAULT) -> State:
         return tuple(round(float(x) * scale) for x in v[name].ravel())
 
     n = round(float(v["seats"].sum()))
-    check = ValueError(f"not an observation of this layout (seats flag {n} players)")
     if not MIN_PLAYERS <= n <= S:
-        raise check
-    s = new_game(n, rules)._copy()
+        raise ValueError(f"not an observation of this layout (seats flag {n} players)")
 
-    def owner(one_hot: npt.NDArray[np.float32]) -> tuple[int, ...]:
-        return tuple(int(np.argmax(row)) if row.max() > 0.5 else -1 for row in one_hot)
+    def owner(one_hot: npt.NDArray[np.float32]) -> list[int | None]:
+        return [int(np.argmax(row)) if row.max() > 0.5 else None for row in one_hot]
 
-    s.towel = owner(v["towel"])
-    s.figure = owner(v["figure"])
-    s.secured = tuple(bool(x > 0.5) for x in v["secured"])
-    s.guard = int(np.argmax(v["lifeguard"])) - 1
-    s.towels = ints("towels", TOWELS_PER_PLAYER)[:n]
-    s.figures = ints("figures", FIGURES_PER_PLAYER)[:n]
-    s.chips = ints("chips", MAX_CHIPS)[:n]
-    s.phase = Phase(int(np.argmax(v["phase"])))
-    s.seat = int(np.argmax(v["to_act"])) if v["to_act"].max() > 0.5 else 0
-    s.kept, s.last, s.result = ints("kept", N_DICE), ints("throw", N_DICE), ints("result", N_DICE)
-    s.dice = ints("dice", N_DICE)[0]
-    s.throw_no = ints("throw_no", MAX_THROWS)[0]
-    s.pool = ints("pool", CHIPS_TOTAL)[0]
-    s.round = ints("round", rules.round_cap)[0]
-    s.final_round = bool(v["final_round"][0] > 0.5)
-    s.occupied = N_LOUNGERS - ints("unoccupied", N_LOUNGERS)[0]
-    if s.round:
-        s.turn = (s.round - 1) * n + s.seat + 1
-    if s.phase == Phase.OVER:
-        s.termination = Termination.NORMAL if s.final_round else Termination.ROUND_CAP
-    return s
+    def dice(name: str) -> dict[str, int]:
+        return {FACES[f]: c for f, c in enumerate(ints(name, N_DICE)) if c}
+
+    towel, figure = owner(v["towel"]), owner(v["figure"])
+    phase = Phase(int(np.argmax(v["phase"])))
+    seat = int(np.argmax(v["to_act"])) if v["to_act"].max() > 0.5 else 0
+    rnd = ints("round", rules.round_cap)[0]
+    final_round = bool(v["final_round"][0] > 0.5)
+    termination = None
+    if phase == Phase.OVER:
+        termination = Termination.NORMAL if final_round else Termination.ROUND_CAP
+    # Through the engine's public snapshot form (rules.md names), so the engine's internals may change.
+    return from_snapshot(
+        {
+            "players": n,
+            "phase": phase.label,
+            "seat": seat,
+            "round": rnd,
+            "turn": (rnd - 1) * n + seat + 1 if rnd else 0,
+            "throw_no": ints("throw_no", MAX_THROWS)[0],
+            "dice_to_throw": ints("dice", N_DICE)[0],
+            "kept": dice("kept"),
+            "last_throw": dice("throw"),
+            "result": dice("result"),
+            "lifeguard": track_name(int(np.argmax(v["lifeguard"])) - 1),
+            "loungers": [
+                {
+                    "towel": towel[i],
+                    "side": "guest" if v["secured"][i] > 0.5 else "plain",
+                    "figure": figure[i],
+                }
+                for i in range(N_LOUNGERS)
+            ],
+            "towels": ints("towels", TOWELS_PER_PLAYER)[:n],
+            "figures": ints("figures", FIGURES_PER_PLAYER)[:n],
+            "chips": ints("chips", MAX_CHIPS)[:n],
+            "pool": ints("pool", CHIPS_TOTAL)[0],
+            "final_round": final_round,
+            "termination": termination,
+            "rules": rules.version,
+        }
+    )

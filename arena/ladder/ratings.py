@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import func
+from sqlalchemy import func, text
 from sqlmodel import Session, col, select
 
 from arena.ratings import fit_plackett_luce
@@ -109,25 +109,22 @@ class HistoryPoint:
     """A version's belief right after one match."""
 
     match_id: int
-    at: datetime
     mu: float
     sigma: float
     games: int
     placing: int
 
 
-def rating_history(db: Database, version_ids: Iterable[int], limit: int = 2000) -> list[HistoryPoint]:
+def rating_history(db: Database, version_ids: Iterable[int], limit: int = 500) -> list[HistoryPoint]:
     """The versions' beliefs after each of their last ``limit`` rated matches, oldest first."""
-    with db.session() as session:
-        rows = session.exec(
-            select(LadderRatingHistory)
-            .where(col(LadderRatingHistory.bot_version_id).in_(list(version_ids)))
-            .order_by(col(LadderRatingHistory.id).desc())
-            .limit(limit)
-        ).all()
-        return [
-            HistoryPoint(r.match_id, _utc(r.at), r.mu, r.sigma, r.games, r.placing) for r in reversed(rows)
-        ]
+    ids = [int(v) for v in version_ids]
+    query = text(
+        "SELECT match_id, mu, sigma, games, placing FROM ladder_rating_history "
+        f"WHERE bot_version_id IN ({', '.join(str(v) for v in ids) or 'NULL'}) ORDER BY id DESC LIMIT :n"
+    )
+    with db.engine.connect() as conn:
+        rows = conn.execute(query, {"n": limit}).all()
+    return [HistoryPoint(int(m), float(mu), float(sg), int(g), int(p)) for m, mu, sg, g, p in reversed(rows)]
 
 
 def _utc(at: datetime) -> datetime:

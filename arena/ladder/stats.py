@@ -17,7 +17,7 @@ from sqlalchemy import text
 
 from arena.store.db import Database
 
-RECENT = 5000
+RECENT = 1000
 H2H_WINDOW = 3000
 
 
@@ -80,13 +80,17 @@ def head_to_head(
     """For each pair of ``versions`` (row, column): the share of their meetings in the ladder's
     last ``window`` finished matches where the row finished ahead (a tie counts a half), and how
     many meetings; None where they never met."""
+    bound = text(
+        "SELECT id FROM \"match\" WHERE tournament_id = :t ORDER BY id DESC LIMIT 1 OFFSET :n"
+    )
     query = text(
         "SELECT ms.match_id, ms.bot_version_id, ms.placing FROM matchseat ms "
-        "WHERE ms.match_id IN (SELECT id FROM \"match\" WHERE tournament_id = :t AND status = 'finished' "
-        "ORDER BY id DESC LIMIT :n)"
+        "JOIN \"match\" m ON m.id = ms.match_id "
+        "WHERE ms.match_id >= :lo AND m.tournament_id = :t AND m.status = 'finished'"
     )
     with db.engine.connect() as conn:
-        rows = conn.execute(query, {"t": tournament_id, "n": window}).all()
+        lo = conn.execute(bound, {"t": tournament_id, "n": window}).scalar()
+        rows = conn.execute(query, {"t": tournament_id, "lo": int(lo or 0)}).all()
     wanted = set(versions)
     tables: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for mid, vid, placing in rows:

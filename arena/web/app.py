@@ -36,6 +36,7 @@ from arena.store.tournaments import UnknownMatchError
 from arena.tournament.pull import report as format_report
 
 from . import queries
+from .boards import LeaderboardCache
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
 from .queries import FilterError, MatchFilters, MatchRow, Page
 from .replays import DamagedReplayError, load_view
@@ -162,7 +163,7 @@ def create_app(db: Database) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=2000)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     templates = make_templates()
-    boards = _Cache(32)
+    boards = LeaderboardCache(db, lambda tid, sys_: leaderboard(db, tournament_id=tid, system=sys_))
     views = _Cache(8)
 
     def page(request: Request, name: str, code: int = 200, **context: Any) -> HTMLResponse:
@@ -212,14 +213,12 @@ def create_app(db: Database) -> FastAPI:
         )
 
     def get_leaderboard(tournament_id: int | None, system: str) -> list[LeaderRow]:
-        key = (tournament_id, system, queries.results_key(db, tournament_id))
-        try:
-            rows: list[LeaderRow] = boards.get(
-                key, lambda: leaderboard(db, tournament_id=tournament_id, system=system)
-            )
-        except (RatingError, ValueError) as exc:
-            raise Problem(422, "Cannot compute the ratings", str(exc)) from None
-        return rows
+        answer = boards.get(tournament_id, system)  # never waits for a big refit (arena/web/boards.py)
+        if isinstance(answer.error, RatingError | ValueError):
+            raise Problem(422, "Cannot compute the ratings", str(answer.error))
+        if answer.error is not None:
+            raise answer.error
+        return answer.rows
 
     def match_or_404(match_id: int) -> MatchRow:
         m = queries.get_match(db, match_id)
@@ -287,6 +286,7 @@ def create_app(db: Database) -> FastAPI:
             system_title=get_system(sys_).title,
             tournament=t,
             nav="leaderboard",
+            board_note=boards.get(tid, sys_).note,
         )
 
     @app.get("/tournaments", response_class=HTMLResponse, include_in_schema=False)

@@ -91,6 +91,7 @@ def make_router(db: Database) -> APIRouter:
 
 
 H2H_TOP = 8
+CHART_POINTS = 200
 _h2h_cache: dict[tuple[str, int], tuple[float, str]] = {}
 H2H_TTL = 10.0  # seconds a head-to-head matrix is reused (it reads the ladder's last matches)
 
@@ -99,6 +100,7 @@ def bot_charts_svg(db: Database, version_id: int, label: str) -> dict[str, str]:
     """The bot page's charts, as SVG strings by name."""
     results = version_results(db, version_id)
     points = rating_history(db, [version_id])
+    points = points[:: max(1, len(points) // CHART_POINTS)] + points[-1:]  # at most ~CHART_POINTS
     seats = by_seat(results)
     days = per_day(results)
     out = {

@@ -7,6 +7,7 @@ Create Date: 2026-12-01 18:40:00.000000
 ``ladder_rating``: a ladder bot version's current OpenSkill belief, updated in the result's
 transaction.  ``ladder_rating_history``: the belief after each match, unique per (match,
 version).  ``ladder_fit``: the cached Plackett-Luce fit and the stamp it was computed at.
+``ix_matchseat_version_match``: a bot version's matches newest first (its charts and pages).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def upgrade() -> None:
     )
     op.create_index("ix_ladder_rating_history_tournament_id", "ladder_rating_history", ["tournament_id"])
     op.create_index("ix_ladder_rating_history_version", "ladder_rating_history", ["bot_version_id", "id"])
+    # a bot's recent matches, newest first, without sorting all of them (bot pages, charts)
+    op.create_index("ix_matchseat_version_match", "matchseat", ["bot_version_id", "match_id"])
     op.create_table(
         "ladder_fit",
         sa.Column("tournament_id", sa.Integer(), sa.ForeignKey("tournament.id"), nullable=False),
@@ -60,6 +63,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("ladder_fit")
+    op.drop_index("ix_matchseat_version_match", table_name="matchseat")
     op.drop_index("ix_ladder_rating_history_version", table_name="ladder_rating_history")
     op.drop_index("ix_ladder_rating_history_tournament_id", table_name="ladder_rating_history")
     op.drop_table("ladder_rating_history")

@@ -207,58 +207,58 @@ def apply(state: State, action: Action | str) -> State:
     well-formed action that is not legal now; ``state`` is never changed.  An action equal to a
     legal one is applied as that (interned) legal action.
     """
-    if isinstance(action, str):
-        action = parse_action(action)
     phase = state.phase
     if phase == _ROLL_I:
         by_id = _STEPS_OF_LEGAL.get(id(state._legal))
         step = None if by_id is None else by_id.get(id(action))  # the interned actions
         if step is None:
+            if isinstance(action, str):
+                action = parse_action(action)
             try:
                 step = _roll_entry(state.last)[2].get(action)  # any action equal to one
             except TypeError:  # unhashable: equal to no legal action
                 step = None
         if step is not None:
             code, aside, dice = step
-            if code == _KEEP:
-                return _keep(state, aside, dice)
+            if code == _KEEP:  # R12 (inlined: the most frequent decision)
+                s = state._copy()
+                kept = state.kept
+                if kept is NO_DICE:
+                    s.kept = aside
+                else:
+                    s.kept = (
+                        kept[0] + aside[0],
+                        kept[1] + aside[1],
+                        kept[2] + aside[2],
+                        kept[3] + aside[3],
+                        kept[4] + aside[4],
+                        kept[5] + aside[5],
+                    )
+                s.dice = dice
+                s.last = NO_DICE
+                s.phase = P_THROW
+                return s
             if code == _STOP:
                 return _stop(state)
             if state.chips[state.seat] > 0:
                 return _chip(state)
-    elif phase == _ACTION_I:
-        legal = legal_actions(state)
-        if action in legal:
-            return _act(state, legal[legal.index(action)])
-    elif phase == _SETUP_I:
-        try:
-            i = _PLACE_AT.get(action)
-        except TypeError:
-            i = None
-        if i is not None and state.towel[i] < 0:
-            return _place(state, i)
-    raise IllegalActionError(str(action), state.phase.label, _actor(state), _why(state, action))
-
-
-def _keep(state: State, aside: tuple[int, ...], dice: int) -> State:
-    """R12: KEEP sets ``aside`` (lifeguards included) aside; ``dice`` dice are thrown next."""
-    s = state._copy()
-    kept = state.kept
-    if kept is NO_DICE:
-        s.kept = aside
     else:
-        s.kept = (
-            kept[0] + aside[0],
-            kept[1] + aside[1],
-            kept[2] + aside[2],
-            kept[3] + aside[3],
-            kept[4] + aside[4],
-            kept[5] + aside[5],
-        )
-    s.dice = dice
-    s.last = NO_DICE
-    s.phase = P_THROW
-    return s
+        if isinstance(action, str):
+            action = parse_action(action)
+        if phase == _ACTION_I:
+            legal = legal_actions(state)
+            if action in legal:
+                return _act(state, legal[legal.index(action)])
+        elif phase == _SETUP_I:
+            try:
+                i = _PLACE_AT.get(action)
+            except TypeError:
+                i = None
+            if i is not None and state.towel[i] < 0:
+                return _place(state, i)
+    if isinstance(action, str):  # (already parsed on every path that gets here; for the type checker)
+        action = parse_action(action)
+    raise IllegalActionError(str(action), state.phase.label, _actor(state), _why(state, action))
 
 
 def _stop(state: State) -> State:

@@ -87,7 +87,7 @@ VERBS = {
     "chip": "spend a chip: throw the last throw again",
     "flip": "flip your towel on {l} to its guest side (secured)",
     "reclaim": "reclaim {l}: the guest figure goes home, your towel is secured",
-    "invade": "invade {l}: your guest figure on it, take chips",
+    "invade": "invade {l}: your guest figure on their towel",
     "conquer": "conquer {l}: your own towel replaces theirs, guest side up",
     "take-five": "take the five-lounger {l} (your towel, guest side up)",
     "pass": "pass: use no lounger",

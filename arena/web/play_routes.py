@@ -85,6 +85,7 @@ def play_router(
         if bridge is None:
             raise PostError(503, "failed", f"the game could not start: {session.error or 'unknown error'}")
         bridge.check_key(key)
+        await _welcomed(bridge, session)
         return session, bridge
 
     def since_of(request: Request) -> int:
@@ -118,7 +119,6 @@ def play_router(
     async def page(request: Request, session_id: str) -> Response:
         try:
             session, bridge = await bridge_of(request, session_id, request.query_params.get("key"))
-            await _welcomed(bridge, session)
         except PostError as exc:
             return problem(request, exc.status, "Cannot open this game", str(exc))
         pace = request.query_params.get("pace")

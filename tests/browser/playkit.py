@@ -88,8 +88,8 @@ DECIDE_OR_OVER = """(prev) => {
 
 def play_by_clicks(page: Any, rng: random.Random, *, limit: int = 2000, stop_after: int | None = None) -> int:
     """Play the page's seat by clicks alone until the game is over (or ``stop_after`` decisions);
-    return the number of decisions made.  Setup and action: a highlighted lounger on the board
-    (or Pass when none); roll: sometimes dice and Keep, else Stop."""
+    return the number of decisions made.  Setup and action: a highlighted lounger on the board,
+    mostly one that scores most (or Pass when none); roll: sometimes dice and Keep, else Stop."""
     seen = ""
     panel = page.locator("#play-panel")
     for made in range(limit):
@@ -113,9 +113,12 @@ def play_by_clicks(page: Any, rng: random.Random, *, limit: int = 2000, stop_aft
                 page.locator("#btn-stop").click()
         else:
             targets = page.locator("#board g.lounger.target")
-            n = targets.count()
-            if n:
-                targets.nth(rng.randrange(n)).click()
+            gains = page.eval_on_selector_all(
+                "#board g.lounger.target", "els => els.map(e => Number(e.dataset.gain))"
+            )
+            if gains:  # mostly the best-scoring lounger (a game ends sooner), sometimes any
+                best = [k for k, g in enumerate(gains) if g == max(gains)]
+                targets.nth(rng.choice(best) if rng.random() < 0.8 else rng.randrange(len(gains))).click()
             else:
                 page.locator("#btn-pass").click()
     raise AssertionError(f"the game did not end within {limit} decisions")

@@ -110,7 +110,7 @@
       btn.skip.hidden = true;
       decide();
     };
-    if (V.step > known) V.go(known);
+    if (V.step > known || PACE === 0) V.go(known); // (no pace: straight to the latest state)
     next();
   }
   function skipAhead() {
@@ -189,6 +189,7 @@
       b.className = "opt";
       b.dataset.action = o.action;
       b.dataset.lounger = o.lounger;
+      b.dataset.gain = String(o.gain);
       const gain = o.gain > 0 ? `+${o.gain}` : String(o.gain);
       b.innerHTML = "";
       const a = document.createElement("b");
@@ -206,6 +207,7 @@
         g.classList.add("target");
         g.setAttribute("tabindex", "0");
         g.dataset.action = o.action;
+        g.dataset.gain = String(o.gain);
         const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
         tip.setAttribute("class", "play-tip");
         tip.textContent = `${o.action}: ${o.text} (${gain} points)`;

@@ -15,7 +15,9 @@ link ``arena play`` prints carries it); a wrong key is 403 and nothing else is s
 
 With ``current_user`` (a FastAPI dependency giving the logged-in user or None) and ``starter``
 (how to start a game for a user), ``GET /play/new?bot=NAME`` offers "play against this bot" and
-``POST /play/new`` starts the game and redirects to its page; without a user it is 401.
+``POST /play/new`` starts the game and redirects to its page; without a user it is 401 (with
+``csrf``, the form carries the app's token and a post without it is refused).
+:func:`accounts_play_router` is that router wired to ``arena serve``'s accounts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -41,7 +44,18 @@ KEEPALIVE_S = 10.0  # an SSE comment at least this often
 WELCOME_WAIT_S = 30.0  # how long the page waits for the referee's Welcome before it gives up
 
 Starter = Callable[[Any, dict[str, str]], Awaitable[PlaySession]]
-"""``starter(user, form)``: start a game for ``user`` from the form (``bot``, ``players``, ``seat``)."""
+"""``starter(user, form)``: start a game for ``user`` from the form (``bot``, ``players``, ``seat``);
+:class:`ValueError` or :class:`LookupError` with a message for a form it cannot start."""
+
+
+@dataclass(frozen=True)
+class Csrf:
+    """How the app protects its forms: ``token(request)`` for the form, ``check(request, given)``
+    raising when the posted token is wrong, and the form field's name."""
+
+    token: Callable[[Request], str]
+    check: Callable[[Request, str | None], None]
+    field: str = "csrf_token"
 
 
 def _no_user() -> None:
@@ -53,6 +67,7 @@ def play_router(
     *,
     current_user: Callable[..., Any] | None = None,
     starter: Starter | None = None,
+    csrf: Csrf | None = None,
     pace_ms: int = DEFAULT_PACE_MS,
 ) -> APIRouter:
     """The play routes over ``registry`` (see the module docstring)."""
@@ -101,7 +116,12 @@ def play_router(
         async def new_form(request: Request, user: Any = Depends(user_dependency)) -> Response:  # noqa: B008
             if user is None:
                 return problem(request, 401, "Log in to play", "log in first: a game is played by a user")
-            context = {"bot": request.query_params.get("bot", ""), "nav": "play"}
+            context = {
+                "bot": request.query_params.get("bot", ""),
+                "nav": "play",
+                "csrf_field": csrf.field if csrf is not None else "",
+                "csrf": csrf.token(request) if csrf is not None else "",
+            }
             return templates.TemplateResponse(request, "play_new.html", context)
 
         @router.post("/play/new", include_in_schema=False)
@@ -109,6 +129,8 @@ def play_router(
             if user is None:
                 return problem(request, 401, "Log in to play", "log in first: a game is played by a user")
             fields = {k: str(v) for k, v in (await _fields(request)).items()}
+            if csrf is not None:
+                csrf.check(request, fields.get(csrf.field))
             try:
                 session = await starter(user, fields)
             except (ValueError, LookupError) as exc:
@@ -248,3 +270,20 @@ def _whole(value: Any, name: str) -> int:
         return int(value)
     except (TypeError, ValueError):
         raise PostError(400, "bad-post", f"{name} must be a whole number, got {value!r}") from None
+
+
+def accounts_play_router(db: Any, registry: PlayRegistry | None = None) -> APIRouter:
+    """The play routes for ``arena serve``: a signed-in user plays a registered or sample bot
+    (:func:`arena.humanseat.starter.bot_starter`), the forms protected by the accounts' CSRF."""
+    from arena.accounts.sessions import CSRF_FIELD
+    from arena.humanseat.starter import bot_starter
+
+    from . import auth_routes
+
+    registry = registry or PlayRegistry()
+    return play_router(
+        registry,
+        current_user=auth_routes.current_user,
+        starter=bot_starter(db, registry, name_of=lambda signed: str(signed.user.username)),
+        csrf=Csrf(auth_routes.csrf_for, auth_routes.check_csrf, CSRF_FIELD),
+    )

@@ -1,0 +1,73 @@
+"""``arena serve``'s "play against this bot": a signed-in user starts a game from the web app and
+plays it; the game is stored under ``human:<username>``; without a user (or a CSRF token) nothing
+starts."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+from pathlib import Path
+
+from serve.serverkit import Client, ServeProcess
+
+from arena.engine import replay
+from arena.store.db import Database
+from arena.web.replays import replay_text, verify_match
+
+PASSWORD = "alice-secret-pw-123"
+
+
+def test_a_signed_in_user_plays_a_bot_from_the_web_app(
+    arena_home: Path, sqlite_url: str, tmp_path: Path
+) -> None:
+    server = ServeProcess(arena_home, sqlite_url, tmp_path / "serve.log", ARENA_SANDBOX="off")
+    try:
+        anonymous = Client(server.url)
+        assert anonymous.get("/play/new?bot=random").status == 401
+        assert anonymous.post("/play/new", {"bot": "random"}).status == 401
+
+        alice = Client(server.url)
+        alice.signup("alice", PASSWORD)
+        form = alice.get("/play/new?bot=random")
+        assert form.status == 200 and 'name="csrf_token"' in form.body
+        assert alice.post("/play/new", {"bot": "random"}).status == 403  # no CSRF token: refused
+        bad = alice.post("/play/new", {"bot": "../bots/random_bot.py"}, csrf_from="/play/new")
+        assert bad.status == 400 and "not" in bad.body  # a file path is not a bot name
+        started = alice.post(
+            "/play/new", {"bot": "random", "players": "2", "seat": "1"}, csrf_from="/play/new"
+        )
+        assert started.status == 303, started.body
+        where = started.headers["location"]
+        assert re.fullmatch(r"/play/[\w-]+\?key=[\w-]+", where), where
+        page = alice.get(where)
+        assert page.status == 200 and "human:alice" in page.body
+
+        path, _, query = where.partition("?")
+        key = urllib.parse.parse_qs(query)["key"][0]
+        since, final = 0, None
+        deadline = time.monotonic() + 240
+        while final is None and time.monotonic() < deadline:
+            s = alice.get(f"{path}/state?key={key}&since={since}").json()
+            since, final, r = s["count"], s["final"], s["request"]
+            if r is None:
+                time.sleep(0.01)
+                continue
+            body = json.dumps(
+                {"key": key, "seat": 1, "request_id": r["id"], "action": r["legal"][0]}
+            ).encode()
+            answer = alice.request("POST", f"{path}/action", body, {"Content-Type": "application/json"})
+            assert answer.status == 200, answer.body
+        assert final is not None, "the game did not end"
+        # the bot's page (the sample bot is registered now) offers the game to a signed-in user
+        assert 'id="play-link"' in alice.get("/bots/random").body
+        assert 'id="play-link"' not in anonymous.get("/bots/random").body
+    finally:
+        server.stop()
+    db = Database(sqlite_url)
+    try:
+        assert verify_match(db, final["stored"]).ok
+        assert replay(replay_text(db, final["stored"])).header["seating"] == ["random", "human:alice"]
+    finally:
+        db.close()

@@ -74,5 +74,8 @@ def serve_app(db: Database, accounts: Accounts | None = None) -> FastAPI:
     auth_routes.install(app, accounts or Accounts(db))
     app.include_router(bot_routes.make_router())
     app.include_router(api_submit.make_router())
+    from arena.web.play_routes import accounts_play_router  # "play against this bot" (arena play's page)
+
+    app.include_router(accounts_play_router(db))
     app.add_middleware(UploadSizeGuard)
     return app

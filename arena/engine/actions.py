@@ -64,6 +64,9 @@ class Action(NamedTuple):
 
 def format_action(action: Action) -> str:
     """The canonical text of ``action``: ``place green-4a``, ``keep green=2,red=1``, ``pass``."""
+    text = _TEXT_BY_ID.get(id(action))  # an interned action: its text is known
+    if text is not None:
+        return text
     kind = action.kind
     if kind == ActionKind.STOP:
         return "stop"
@@ -76,6 +79,8 @@ def format_action(action: Action) -> str:
         return "keep " + ",".join(parts)
     return f"{_KIND_WORD[kind]} {LOUNGERS[action.lounger].name}"
 
+
+_TEXT_BY_ID: dict[int, str] = {}
 
 # The interned catalogue.
 STOP: Final = Action(ActionKind.STOP)
@@ -105,6 +110,10 @@ def _catalogue() -> dict[str, Action]:
 
 
 ACTIONS_BY_TEXT: Final = _catalogue()
+# id(interned action) -> its text (records list every legal action as text at every decision).
+# Keyed by identity, so an equal but different action object is formatted as it is; sound
+# because the interned actions live as long as this module.
+_TEXT_BY_ID.update({id(a): text for text, a in ACTIONS_BY_TEXT.items()})
 # A count is a positive integer without leading zeros, of at most two ASCII digits: a KEEP never sets
 # aside more than 5 dice, so a longer number is no count at all (and is never converted, however
 # long the text a bot sends).  ``[0-9]`` and ``\Z``, not ``\d`` and ``$``: no other script's

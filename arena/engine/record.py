@@ -25,11 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .actions import Action, parse_action
+from .actions import _TEXT_BY_ID, Action, parse_action
 from .chance import SEED_LIMIT, stream_faces
 from .errors import EngineError, IllegalActionError, IllegalThrowError, NotationError, ReplayError
 from .notation import format_throw, parse_throw
-from .rules import apply, apply_throw, legal_actions
+from .rules import _STEPS_OF_LEGAL, apply, apply_throw, legal_actions
 from .scoring import placings_with_forfeits, scores
 from .state import State, Termination, new_game
 from .variants import DEFAULT, Rules, UnknownRulesError, by_version
@@ -54,6 +54,30 @@ def _dumps(obj: Mapping[str, Any]) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def _close(head: str, extra: Mapping[str, Any]) -> str:
+    """``head`` (a JSON object's ASCII text without its closing brace) with the keys of ``extra``
+    appended as :func:`_dumps` writes them, and closed."""
+    return head + ", " + _dumps(extra)[1:] if extra else head + "}"
+
+
+_DECISION_KEYS: Final = frozenset({"seat", "legal", "action", "forced"})
+# id(legal tuple of a rolling decision) -> its JSON list.  Only the tuples of the rules' roll
+# tables are remembered: they live forever, so their ids are never reused.
+_LEGAL_JSON: dict[int, str] = {}
+
+
+def _legal_json(legal: tuple[Action, ...]) -> str:
+    """``json.dumps([str(a) for a in legal])`` with the record's separators (canonical texts are
+    plain ASCII without quotes or backslashes, so no escaping is needed)."""
+    key = id(legal)
+    text = _LEGAL_JSON.get(key)
+    if text is None:
+        text = "[" + ", ".join([f'"{a}"' for a in legal]) + "]"
+        if key in _STEPS_OF_LEGAL:
+            _LEGAL_JSON[key] = text
+    return text
+
+
 class RecordWriter:
     """Builds a game record line by line while a game is played."""
 
@@ -67,11 +91,24 @@ class RecordWriter:
 
     def throw(self, faces: Sequence[int], **extra: Any) -> None:
         """Record a throw (faces in any order; written in canonical order)."""
-        self.lines.append(_dumps({"throw": format_throw(faces), **extra}))
+        if "throw" in extra:
+            self.lines.append(_dumps({"throw": format_throw(faces), **extra}))
+        else:  # the same text, without json.dumps of the canonical (ASCII) part
+            self.lines.append(_close(f'{{"throw": "{format_throw(faces)}"', extra))
 
     def decision(self, before: State, action: Action, **extra: Any) -> None:
         """Record the decision ``action`` taken in state ``before``."""
         legal = legal_actions(before)
+        seat = before.seat
+        text = _TEXT_BY_ID.get(id(action))
+        if text is not None and type(seat) is int and _DECISION_KEYS.isdisjoint(extra):
+            # The text _dumps would write, built from canonical (ASCII) pieces: the legal list of
+            # a rolling decision is encoded once per distinct throw.
+            head = f'{{"seat": {seat}, "legal": {_legal_json(legal)}, "action": "{text}"'
+            if len(legal) == 1:
+                head += ', "forced": true'
+            self.lines.append(_close(head, extra))
+            return
         line: dict[str, Any] = {
             "seat": before.seat,
             "legal": [str(a) for a in legal],

@@ -21,6 +21,7 @@ import arena.engine as fast
 import arena.engine.reference as ref
 from arena.engine.actions import ACTIONS_BY_TEXT, Action, ActionKind
 from arena.engine.chance import _FACE_OF_BYTE, _SKIPPED_BYTES, _faces_walked
+from arena.engine.record import _dumps
 from arena.engine.reference.policies import Policy as RefPolicy
 
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -256,3 +257,51 @@ def test_random_policy_draws_what_random_choice_draws() -> None:
     over._legal = ()
     with pytest.raises(IndexError):
         fast.RandomPolicy(1).choose(over)
+
+
+def plain_decision_line(before: fast.State, action: Action, **extra: Any) -> str:
+    """The decision line as the unoptimised RecordWriter built it."""
+    legal = fast.legal_actions(before)
+    line: dict[str, Any] = {"seat": before.seat, "legal": [str(a) for a in legal], "action": str(action)}
+    if len(legal) == 1:
+        line["forced"] = True
+    line.update(extra)
+    return _dumps(line)
+
+
+EXTRAS: list[dict[str, Any]] = [
+    {},
+    {"ms": 12},
+    {"ms": 3.5, "away_ms": 0, "cpu_ms": 1.25},
+    {"auto": True, "note": 'caf\u00e9 \u2028 \ud800 \x85 "quoted" \\ back'},
+    {"seat": 7},  # an extra key that replaces a standard one keeps its place
+    {"forced": False, "ms": 1},
+    {"legal": []},
+    {"throw": "y"},
+]
+
+
+@pytest.mark.parametrize("extra", EXTRAS, ids=repr)
+def test_record_lines_are_what_json_dumps_writes(extra: dict[str, Any]) -> None:
+    """RecordWriter builds the lines of rolling decisions and throws from cached canonical text;
+    they must be exactly what the plain ``_dumps`` of the line's dict gives, extras included."""
+    rng = random.Random(11)
+    writer = fast.RecordWriter(3, 5)
+    want: list[str] = []
+    s = fast.new_game(3)
+    dice = fast.DiceStream(5)
+    while s.turn < 15:
+        if s.is_chance:
+            faces = dice.throw(s.turn, s.throw_no + 1, s.dice)
+            writer.throw(faces, **extra)
+            want.append(_dumps({"throw": fast.format_throw(faces), **extra}))
+            s = fast.apply_throw(s, faces)
+            continue
+        legal = fast.legal_actions(s)
+        action = rng.choice(legal)
+        # the interned action, and an equal but different object (formatted as it is)
+        for a in (action, Action(action.kind, action.lounger, tuple(action.keep))):
+            writer.decision(s, a, **extra)
+            want.append(plain_decision_line(s, a, **extra))
+        s = fast.apply(s, action)
+    assert writer.lines[1:] == want

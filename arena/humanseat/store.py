@@ -14,11 +14,11 @@ import re
 
 from sqlmodel import select
 
+from arena.store.botnames import HUMAN_PREFIX
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion
 from arena.store.tournaments import add_match
 
-HUMAN_PREFIX = "human:"
 HUMAN_KIND = "human"
 GROUP = "human-play"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,56}\Z")

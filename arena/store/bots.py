@@ -21,6 +21,7 @@ from arena.tokens import token_hash
 
 from .botnames import DEFAULT_MAX_BOT_MB as DEFAULT_MAX_BOT_MB
 from .botnames import FILE_PREFIX as FILE_PREFIX
+from .botnames import HUMAN_PREFIX
 from .botnames import MAX_BOT_MB_ENV as MAX_BOT_MB_ENV
 from .botnames import NAME_RE as NAME_RE
 from .db import Database, arena_home
@@ -336,6 +337,7 @@ def list_bots(db: Database, *, include_removed: bool = False) -> list[BotInfo]:
     """Every bot with its latest version, by name."""
     with db.session() as session:
         query = select(Bot).where(col(Bot.name).not_like(f"{FILE_PREFIX}%")).order_by(Bot.name)
+        query = query.where(col(Bot.name).not_like(f"{HUMAN_PREFIX}%"))  # people (arena play)
         if not include_removed:
             query = query.where(col(Bot.removed_at).is_(None))
         out = []

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .botnames import FILE_PREFIX
+from .botnames import FILE_PREFIX, HUMAN_PREFIX
 from .errors import StoreError
 from .location import bundled_revisions, database_url, plain_sqlite_path, readonly_uri
 
@@ -68,7 +68,7 @@ SELECT b.name, v.version, v.filename, v.sha256, v.persistent, v.created_at, b.re
 FROM bot AS b
 JOIN botversion AS v
   ON v.bot_id = b.id AND v.version = (SELECT MAX(m.version) FROM botversion AS m WHERE m.bot_id = b.id)
-WHERE b.name NOT LIKE ? {removed}
+WHERE b.name NOT LIKE ? AND b.name NOT LIKE ? {removed}
 ORDER BY b.name
 """
 
@@ -98,7 +98,8 @@ def bot_rows_fast(*, include_removed: bool = False, url: str | None = None) -> l
         if current != head:
             return None
         removed = "" if include_removed else "AND b.removed_at IS NULL"
-        rows = conn.execute(_LIST_BOTS.format(removed=removed), (f"{FILE_PREFIX}%",)).fetchall()
+        hidden = (f"{FILE_PREFIX}%", f"{HUMAN_PREFIX}%")  # bots used by path, and people
+        rows = conn.execute(_LIST_BOTS.format(removed=removed), hidden).fetchall()
         return [
             BotRow(
                 name=name,

@@ -100,6 +100,14 @@ def test_a_whole_match_over_grpc_is_stored_and_verifies(db: Database, players: i
     assert bridge.timeline.states == list(rep.states)
     assert bridge.final is not None and bridge.final["stored"] == session.stored
     assert result.seats[seat].decisions > 20
+    # a person is no bot: 'arena bots list' (both of its paths) does not list human:tester
+    from arena.store.bots import list_bots
+    from arena.store.quickread import bot_rows_fast
+
+    assert "human:tester" not in [b.bot.name for b in list_bots(db)]
+    assert set(bots) <= {b.bot.name for b in list_bots(db)}
+    fast = bot_rows_fast(url=db.url)
+    assert fast is not None and [r.name for r in fast] == sorted({b.bot.name for b in list_bots(db)})
 
 
 def test_bad_posts_are_refused_and_never_cost_the_match(db: Database) -> None:

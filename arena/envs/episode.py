@@ -13,13 +13,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from arena.engine import Action, DiceStream, Rules, State, apply, apply_throw, new_game, scores
+from arena.engine import (
+    Action,
+    DiceStream,
+    IllegalActionError,
+    Rules,
+    State,
+    apply,
+    apply_throw,
+    new_game,
+    scores,
+)
 from arena.engine.board import MAX_PLAYERS, MIN_PLAYERS
 from arena.engine.chance import SEED_LIMIT
 from arena.engine.record import RecordWriter
 from arena.engine.variants import DEFAULT, by_name
 
-from .actions import check_index
+from .actions import ACTIONS, N_ACTIONS, IllegalIndexError, check_index
 
 #: Reward modes (rewards are paid once, when the game ends; 0 before).
 #: ``placing``: (seats beaten − seats that beat you) / (players − 1), in [-1, 1];
@@ -99,9 +109,16 @@ class Episode:
         """Apply the legal action with index ``index`` for the seat to act, then every throw that
         follows.  Returns the action.  Raises :class:`~arena.envs.actions.IllegalIndexError`
         (naming the action and the legal ones) for an index that is not legal now."""
-        action = check_index(self.state, index)
+        if type(index) is int and 0 <= index < N_ACTIONS:  # the hot path: the engine checks legality
+            action = ACTIONS[index]
+            try:
+                state = apply(self.state, action)
+            except IllegalActionError:
+                raise IllegalIndexError(index, self.state) from None
+        else:
+            action = check_index(self.state, index)  # says what is wrong with the index
+            state = apply(self.state, action)
         self.events.append(action)
-        state = apply(self.state, action)
         while state.is_chance:
             faces = self.dice.throw(state.turn, state.throw_no + 1, state.dice)
             self.events.append(faces)

@@ -12,6 +12,7 @@ observation into them.  The table in ``docs/envs.md`` is generated from :data:`L
 
 from __future__ import annotations
 
+import struct
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -127,9 +128,10 @@ class _BoardCache:
     __slots__ = ("entries",)
 
     def __init__(self) -> None:
-        self.entries: dict[tuple[int, int], tuple[tuple[object, ...], Observation]] = {}
+        self.entries: dict[tuple[int, int], tuple[tuple[object, ...], bytes]] = {}
 
-    def board(self, state: State, seat: int) -> Observation:
+    def board(self, state: State, seat: int) -> bytes:
+        """The float32 bytes of the board, supplies, scores, seats and pool pieces."""
         key = (state.players, seat)
         hit = self.entries.get(key)
         if hit is not None:
@@ -144,12 +146,8 @@ class _BoardCache:
             ):
                 return hit[1]
         n = state.players
-        rel = _RELATIVE[n][seat]
-        towel = _ONEHOT[rel[np.asarray(state.towel) + 1]].ravel()
-        figure = _ONEHOT[rel[np.asarray(state.figure) + 1]].ravel()
-        secured = np.asarray(state.secured, np.float32)
-        pad = _PADS[n]
         pts = scores(state)
+        pad = _PADS[n]
         raw = (
             state.towels[seat:] + state.towels[:seat] + pad
             + state.figures[seat:] + state.figures[:seat] + pad
@@ -158,55 +156,111 @@ class _BoardCache:
             + _SEATS[n]
             + (state.pool,)
         )  # fmt: skip
-        block = np.concatenate((towel, secured, figure, np.array(raw, np.float32) * _PER_SEAT_SCALE))
+        block = b"".join(
+            (
+                _owners(state.towel, n, seat),
+                _SECURED.get(state.secured) or _secured(state.secured),
+                _owners(state.figure, n, seat),
+                _SUPPLIES.pack(*[v * s for v, s in zip(raw, _PER_SEAT_SCALES, strict=True)]),
+            )
+        )
         ident = (state.towel, state.figure, state.secured, state.chips, state.towels, state.figures)
         self.entries[key] = (ident, block)
         return block
 
 
+# Value caches under the identity cache (bounded: cleared when full): the towel and figure
+# layouts change a few times a game, the secured flags once per flip.
+_CACHE_LIMIT: Final = 1 << 14
+_OWNERS: dict[tuple[tuple[int, ...], int, int], bytes] = {}
+_SECURED: dict[tuple[bool, ...], bytes] = {}
+_PER_SEAT_SCALES: Final = tuple(float(x) for x in _PER_SEAT_SCALE)
+_SUPPLIES: Final = struct.Struct(f"<{len(_PER_SEAT_SCALES)}f")
+
+
+def _owners(owners: tuple[int, ...], n: int, seat: int) -> bytes:
+    """Per lounger, the relative-seat one-hot of its owner (``-1``: nobody), as float32 bytes."""
+    key = (owners, n, seat)
+    hit = _OWNERS.get(key)
+    if hit is None:
+        if len(_OWNERS) >= _CACHE_LIMIT:
+            _OWNERS.clear()
+        rel = _RELATIVE[n][seat]
+        hit = _OWNERS[key] = _ONEHOT[rel[np.asarray(owners) + 1]].tobytes()
+    return hit
+
+
+def _secured(flags: tuple[bool, ...]) -> bytes:
+    if len(_SECURED) >= _CACHE_LIMIT:
+        _SECURED.clear()
+    hit = _SECURED[flags] = np.asarray(flags, np.float32).tobytes()
+    return hit
+
+
 _cache = _BoardCache()
 
 
-def _dynamic_scale(round_cap: int) -> npt.NDArray[np.float32]:
-    scale = [1.0] * (S + 5) + [1 / N_DICE] * (3 * N_FACES + 1) + [1 / MAX_THROWS, 1 / round_cap, 1.0]
-    return np.array([*scale, 1 / N_LOUNGERS], np.float32)
+def _f32(values: list[float]) -> bytes:
+    return np.array(values, np.float32).tobytes()
 
 
-_SCALES: dict[int, npt.NDArray[np.float32]] = {}
-_PHASE_ROWS: Final = tuple(bytes(1 if k == p else 0 for k in range(5)) for p in range(5))
-_TO_ACT: Final = tuple(bytes(1 if k == r else 0 for k in range(S)) for r in range(S))
-_NOBODY: Final = bytes(S)
-_OVER: Final = int(Phase.OVER)
+# The fast-changing pieces as ready float32 bytes, looked up and joined (no array arithmetic on
+# the hot path): the guard pieces by position, to_act + phase, each dice piece by its counts,
+# (dice, throw_no), the round per round cap, (final_round, unoccupied).
+_GUARD_BYTES: Final = tuple(g.tobytes() for g in _GUARD)
+_ACT_PHASE: Final = {
+    (r, p): _f32(
+        [1.0 if (k == r and p != int(Phase.OVER)) else 0.0 for k in range(S)]
+        + [float(k == p) for k in range(5)]
+    )
+    for r in range(S)
+    for p in range(5)
+}
+_COUNTS: dict[tuple[int, ...], bytes] = {}
+_DICE_THROWS: Final = {
+    (d, k): _f32([d / N_DICE, k / MAX_THROWS]) for d in range(N_DICE + 1) for k in range(MAX_THROWS + 1)
+}
+_ROUNDS: dict[int, tuple[bytes, ...]] = {}
+_FINAL_UNOCCUPIED: Final = {
+    (f, u): _f32([float(f), u / N_LOUNGERS]) for f in (False, True) for u in range(N_LOUNGERS + 1)
+}
+
+
+def _counts(counts: tuple[int, ...]) -> bytes:
+    hit = _COUNTS.get(counts)
+    if hit is None:
+        hit = _COUNTS[counts] = _f32([c / N_DICE for c in counts])
+    return hit
+
+
+def _rounds(cap: int) -> tuple[bytes, ...]:
+    hit = _ROUNDS.get(cap)
+    if hit is None:
+        hit = _ROUNDS[cap] = tuple(_f32([r / cap]) for r in range(cap + 1))
+    return hit
 
 
 def encode(state: State, seat: int) -> Observation:
-    """The observation of ``state`` from seat ``seat``'s point of view (see :data:`LAYOUT`)."""
+    """The observation of ``state`` from seat ``seat``'s point of view (see :data:`LAYOUT`).
+    A new writable array each time."""
     n = state.players
     if not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1} for {n} players, got {seat}")
-    cap = state.rules.round_cap
-    scale = _SCALES.get(cap)
-    if scale is None:
-        scale = _SCALES[cap] = _dynamic_scale(cap)
-    phase = int(state.phase)
     throw_no = state.throw_no
-    # Every entry of the fast-changing part is a small count (0..100): built as bytes, scaled once.
-    raw = (
-        (_NOBODY if phase == _OVER else _TO_ACT[(state.seat - seat) % n])
-        + _PHASE_ROWS[phase]
-        + bytes(state.kept + state.last + state.result)
-        + bytes(
-            (
-                state.dice,
-                throw_no if throw_no < MAX_THROWS else MAX_THROWS,
-                state.round,
-                1 if state.final_round else 0,
-                N_LOUNGERS - state.occupied,
-            )
+    data = b"".join(
+        (
+            _cache.board(state, seat),
+            _GUARD_BYTES[state.guard + 1],
+            _ACT_PHASE[((state.seat - seat) % n, int(state.phase))],
+            _COUNTS.get(state.kept) or _counts(state.kept),
+            _COUNTS.get(state.last) or _counts(state.last),
+            _COUNTS.get(state.result) or _counts(state.result),
+            _DICE_THROWS[(state.dice, throw_no if throw_no < MAX_THROWS else MAX_THROWS)],
+            (_ROUNDS.get(state.rules.round_cap) or _rounds(state.rules.round_cap))[state.round],
+            _FINAL_UNOCCUPIED[(state.final_round, N_LOUNGERS - state.occupied)],
         )
     )
-    dynamic = np.frombuffer(raw, np.uint8) * scale
-    return np.concatenate((_cache.board(state, seat), _GUARD[state.guard + 1], dynamic))
+    return np.frombuffer(bytearray(data), np.float32)
 
 
 _ROLL_MASKS: dict[int, tuple[tuple[Action, ...], Mask]] = {}

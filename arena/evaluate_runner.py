@@ -28,9 +28,9 @@ from pathlib import Path
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import (
     GameOutcome,
-    Percentiles,
     GroupOutcome,
     Interval,
+    Percentiles,
     SprtConfig,
     SprtState,
     Summary,

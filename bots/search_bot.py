@@ -43,10 +43,10 @@ class SearchBot(Bot):
 
     def choose(self, state, legal):
         d = self.decision
-        if state.phase == Phase.ROLL and d is not None and not d.unlimited:
-            if d.time_left(use_bank=True, margin=0.0) < self.reserve:
-                self.fallbacks += 1
-                return self.fallback.choose(state)
+        near_out = d is not None and not d.unlimited and d.time_left(use_bank=True, margin=0.0) < self.reserve
+        if state.phase == Phase.ROLL and near_out:
+            self.fallbacks += 1
+            return self.fallback.choose(state)
         return self.policy.choose(state)
 
 

@@ -40,9 +40,7 @@ def keeps_of(colours: Sequence[int]) -> tuple[tuple[tuple[int, ...], int], ...]:
     A KEEP sets aside a non-empty selection of the colour dice and leaves at least one to throw,
     so a throw with fewer than two colour dice has none (R13)."""
     total = sum(colours)
-    return tuple(
-        (s, total - sum(s)) for s in product(*(range(n + 1) for n in colours)) if 0 < sum(s) < total
-    )
+    return tuple((s, total - sum(s)) for s in product(*(range(n + 1) for n in colours)) if 0 < sum(s) < total)
 
 
 @cache

@@ -45,7 +45,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from arena.engine import Action, ActionKind, Phase, State, apply, legal_actions, scores
@@ -78,7 +78,7 @@ class WorthModel(Protocol):
 class Params:
     """The search's weights (see the module docstring)."""
 
-    potential: Potential = Potential()
+    potential: Potential = field(default_factory=Potential)
     setup: ByValue = (0.0, 0.0, 3.0, 2.0, 1.0, 0.0)  # placement preference by value
     focus: float = 0.0  # opponent modelling: 0 = off; else closeness scale (points per sqrt round)
     last_turn_scale: float = 10.0  # points per opponent beaten, in the game's last turn (0 = off)
@@ -370,6 +370,7 @@ def five_free(state: State) -> bool:
 
 
 __all__ = [
+    "N_COLOURS",
     "LastTurn",
     "Params",
     "SearchPolicy",
@@ -377,5 +378,4 @@ __all__ = [
     "WorthModel",
     "invade_gain",
     "load_worth_model",
-    "N_COLOURS",
 ]

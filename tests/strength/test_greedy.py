@@ -7,7 +7,6 @@ from fractions import Fraction
 from math import comb
 
 import pytest
-from strength.helpers import after_setup, edit, secure_all_but
 
 from arena.engine import (
     ActionKind,
@@ -26,6 +25,7 @@ from arena.strength.duel import duel, factory
 from arena.strength.greedy import OnePlyGreedy
 from arena.strength.rolling import Leaves, one_ply
 from arena.strength.worth import points_now
+from strength.helpers import after_setup, edit, secure_all_but
 
 
 def faces(text: str) -> tuple[int, ...]:
@@ -99,7 +99,9 @@ def test_one_ply_keep_value_is_the_exact_expectation() -> None:
     row3-left, which never block purple-4 (R6, R15); keeping two re-throws one: 1/6."""
     state = secure_all_but(after_setup(2), {"purple-4"})
     state = edit(state, lifeguard="green", chips=[0, 0])
-    state = rolled(state, "throw purple purple purple green red blue", "keep purple=3", "throw green red blue")
+    state = rolled(
+        state, "throw purple purple purple green red blue", "keep purple=3", "throw green red blue"
+    )
     values = {str(a): v for v, a in OnePlyGreedy.roll_values(state)}
     assert values["stop"] == 0.0
     for keep in ("keep green=1", "keep red=1", "keep blue=1"):
@@ -151,7 +153,9 @@ def test_one_ply_matches_a_brute_force_over_the_engine() -> None:
     for value, action in options:
         after = apply(state, action)
         if action.kind == ActionKind.STOP:
-            expected = max(worths.action_worth(a, chips) for a in legal_actions(after)) + worths.chip_value[chips]
+            expected = (
+                max(worths.action_worth(a, chips) for a in legal_actions(after)) + worths.chip_value[chips]
+            )
         else:
             left = after.chips[0]
             expected = 0.0

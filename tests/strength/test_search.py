@@ -8,7 +8,6 @@ import json
 import time
 
 import pytest
-from strength.helpers import after_setup, edit, load_bot_module, secure_all_but
 
 from arena.engine import (
     Action,
@@ -38,6 +37,7 @@ from arena.strength.search import (
     load_worth_model,
 )
 from arena.strength.worth import Worths, score_margin
+from strength.helpers import after_setup, edit, load_bot_module, secure_all_but
 
 
 def faces(text: str) -> tuple[int, ...]:
@@ -69,9 +69,21 @@ def brute_force(state: State, w: Worths) -> float:
 @pytest.mark.parametrize(
     ("guard", "chips", "steps"),
     [
-        ("blue", 1, ("throw green green lifeguard red blue yellow", "keep green=2", "throw green red lifeguard")),
-        ("row3-left", 2, ("throw purple purple purple red red lifeguard", "keep purple=3", "throw red green")),
-        ("diving-board", 1, ("throw yellow yellow yellow yellow blue red", "keep yellow=4", "throw blue red")),
+        (
+            "blue",
+            1,
+            ("throw green green lifeguard red blue yellow", "keep green=2", "throw green red lifeguard"),
+        ),
+        (
+            "row3-left",
+            2,
+            ("throw purple purple purple red red lifeguard", "keep purple=3", "throw red green"),
+        ),
+        (
+            "diving-board",
+            1,
+            ("throw yellow yellow yellow yellow blue red", "keep yellow=4", "throw blue red"),
+        ),
         ("green", 0, ("throw red red red green lifeguard lifeguard", "keep red=3", "throw red")),
     ],
 )
@@ -113,7 +125,9 @@ def test_keep_beats_stop_when_one_more_die_is_needed() -> None:
     two (11/36), then, two other colours (16/36), one more single-die try (1/6)."""
     state = secure_all_but(after_setup(2), {"purple-4"})
     state = edit(state, lifeguard="green", chips=[0, 0])
-    state = rolled(state, "throw purple purple purple green red blue", "keep purple=3", "throw green red blue")
+    state = rolled(
+        state, "throw purple purple purple green red blue", "keep purple=3", "throw green red blue"
+    )
     policy = SearchPolicy()
     values = {str(a): v for v, a in policy.roll_values(state)}
     flip4 = policy.worths(state).action_worth(parse_action("flip purple-4"), 0)
@@ -172,7 +186,7 @@ def test_the_leaf_evaluation_hook_takes_a_state_value() -> None:
     assert policy.choose(apply_throw(state, faces("green green green green red blue"))) in legal_actions(
         apply_throw(state, faces("green green green green red blue"))
     )
-    with pytest.raises(ValueError, match="package.module:name"):
+    with pytest.raises(ValueError, match=r"package\.module:name"):
         load_worth_model("no-colon")
     with pytest.raises(ValueError, match="cannot load"):
         load_worth_model("arena.strength.nothing_here:value")
@@ -201,7 +215,9 @@ def test_sdk_bot_falls_back_only_when_the_clock_is_nearly_out() -> None:
 
     sb = load_bot_module("search")
     bot = sb.SearchBot()
-    state = apply_throw(edit(after_setup(2), chips=[4, 0], pool=12), faces("green red yellow blue purple green"))
+    state = apply_throw(
+        edit(after_setup(2), chips=[4, 0], pool=12), faces("green red yellow blue purple green")
+    )
     bot.decision = Decision(1, move_time=0.01, bank=0.0, received=time.monotonic())
     action = bot.choose(state, legal_actions(state))
     assert action in legal_actions(state) and bot.fallbacks == 1
@@ -213,7 +229,9 @@ def test_sdk_bot_falls_back_only_when_the_clock_is_nearly_out() -> None:
 def test_worst_case_decision_is_small() -> None:
     """A fresh turn with four chips and six dice, the largest tree: well under the 0.2 s move
     time in CPU (about 20 ms on an idle core; a generous bound for a loaded one)."""
-    state = apply_throw(edit(after_setup(4), chips=[4, 0, 0, 0], pool=12), faces("green red yellow blue purple lifeguard"))
+    state = apply_throw(
+        edit(after_setup(4), chips=[4, 0, 0, 0], pool=12), faces("green red yellow blue purple lifeguard")
+    )
     start = time.process_time()
     action = SearchPolicy().choose(state)
     assert time.process_time() - start < 0.15

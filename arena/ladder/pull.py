@@ -76,9 +76,10 @@ def summary_of(db: Database, tournament_id: int, entry: dict[int, int]) -> tuple
 def ask(db: Database, tournament_id: int) -> tuple[Ladder, Next, list[int], int]:
     """The ladder format as it stands, its answer, the field and the matches it was shown."""
     t = get_tournament(db, tournament_id)
-    field = sync_field(db, tournament_id, active_versions(db))
+    now_active = active_versions(db)
+    field = sync_field(db, tournament_id, now_active)
     entry = {vid: i for i, vid in enumerate(field)}
-    active = sorted(entry[v] for v in active_versions(db) if v in entry)
+    active = sorted(entry[v] for v in now_active if v in entry)
     summary, seen = summary_of(db, tournament_id, entry)
     with db.session() as session:
         rated = {

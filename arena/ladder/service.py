@@ -67,17 +67,28 @@ class LadderSettings:
     max_tables: int | None = None  # stop after this many tables (tests, benchmarks)
 
 
-def idle_puller(db: Database, tournament_id: int) -> list[MatchTask] | None:
+class LadderStopped(Exception):
+    """The ladder was asked to stop by its ``stop`` event (a background service's ``stop()``)."""
+
+
+def idle_puller(stop: threading.Event | None = None) -> Callable[[Database, int], list[MatchTask] | None]:
     """:func:`pull_ladder`, but while the ladder has nothing to play and nothing in flight, wait
-    (a stop signal raises :class:`arena.lifecycle.Stopped`)."""
-    while True:
-        tasks = pull_ladder(db, tournament_id)
-        if tasks is None or tasks or _something_open(db, tournament_id):
-            return tasks
-        stop = lifecycle.stop_requested()
-        if stop is not None:
-            raise lifecycle.Stopped(stop)
-        time.sleep(IDLE)
+    (a stop signal raises :class:`arena.lifecycle.Stopped`, ``stop`` :class:`LadderStopped`)."""
+
+    def puller(db: Database, tournament_id: int) -> list[MatchTask] | None:
+        while True:
+            tasks = pull_ladder(db, tournament_id)
+            if tasks is None or tasks or _something_open(db, tournament_id):
+                return tasks
+            signum = lifecycle.stop_requested()
+            if signum is not None:
+                raise lifecycle.Stopped(signum)
+            if stop is not None and stop.wait(IDLE):
+                raise LadderStopped("the ladder was asked to stop")
+            if stop is None:
+                time.sleep(IDLE)
+
+    return puller
 
 
 def _something_open(db: Database, tournament_id: int) -> bool:
@@ -123,10 +134,13 @@ def run_ladder(
     stop_after: int | None = None,
     refit_every: float = REFIT_EVERY,
     wait: bool = False,
+    stop: threading.Event | None = None,
 ) -> int:
     """Run the ladder (created with ``settings`` when there is none) until stopped; return its
     tournament id.  ``executor(tournament_id, run)`` makes the executor (default: ``jobs``
-    local worker processes); ``stop_after`` ends the run after that many matches."""
+    local worker processes); ``stop_after`` ends the run after that many matches; setting
+    ``stop`` ends it with :class:`LadderStopped` (matches in flight are abandoned: they are
+    played again by the next run)."""
     s = settings or LadderSettings()
     n = jobs or default_jobs()
     options: dict[str, object] = {"inflight": s.inflight or n + 1}
@@ -143,6 +157,12 @@ def run_ladder(
         run = RunFile.new(path, tid)
         run.save()
         refitter = Refitter(db, tid, refit_every).start()
+
+        def guard() -> None:
+            lease.check()
+            if stop is not None and stop.is_set():
+                raise LadderStopped("the ladder was asked to stop")
+
         try:
             tasks = open_run(db, tid)
             if tournament_sandbox(db, tid) is not None:
@@ -151,8 +171,8 @@ def run_ladder(
             made = executor(tid, run) if executor is not None else LocalExecutor(n, log_dir, config, run)
             coordinate(
                 db, tid, tasks, made, progress=progress, stop_after=stop_after,
-                hint=f"Check the bot logs in {log_dir}. ", guard=lease.check,
-                puller=idle_puller, recorder=record_rated,
+                hint=f"Check the bot logs in {log_dir}. ", guard=guard,
+                puller=idle_puller(stop), recorder=record_rated,
             )  # fmt: skip
         finally:
             refitter.stop()

@@ -54,6 +54,13 @@ def _validation(ctx: ServeContext) -> BackgroundService | None:
     return ValidationService(ctx)
 
 
+def _ladder(ctx: ServeContext) -> BackgroundService | None:
+    from arena.ladder.background import service
+
+    return service(ctx)  # the continuous ladder (off with ARENA_LADDER=0)
+
+
 SERVICES: list[ServiceFactory] = [
     _validation,
+    _ladder,
 ]

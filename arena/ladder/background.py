@@ -1,0 +1,97 @@
+"""The ladder as one of ``arena serve``'s background services (:mod:`arena.serve.services`).
+
+:class:`LadderService` runs :func:`arena.ladder.service.run_ladder` on a thread of its own with
+its own match workers (``jobs`` local processes, or the server's Dask cluster), from the moment
+the server starts until it stops.  ``stop()`` abandons the matches in flight (they stay
+``running`` and are played again when the ladder next starts: nothing finished is lost or
+doubled).  An error (the database away, another server holding the ladder's lease) is logged
+and the ladder tried again after :data:`RETRY` seconds.
+
+It is on by default; ``ARENA_LADDER=0`` in the server's environment (or ``extras["ladder"] =
+False`` in its :class:`~arena.serve.services.ServeContext`) leaves it off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from arena.store.db import arena_home
+from arena.store.lease import LeaseHeldError
+
+from .service import LadderSettings, LadderStopped, run_ladder
+
+if TYPE_CHECKING:
+    from arena.serve.services import ServeContext
+    from arena.tournament.runfile import RunFile
+    from arena.tournament.runner import MatchExecutor
+
+RETRY = 30.0
+LADDER_ENV = "ARENA_LADDER"
+
+log = logging.getLogger(__name__)
+
+
+def wanted(ctx: ServeContext) -> bool:
+    """Whether this server runs the ladder (see the module docstring)."""
+    if os.environ.get(LADDER_ENV, "1").strip().lower() in ("0", "no", "false", "off"):
+        return False
+    return bool(ctx.extras.get("ladder", True))
+
+
+class LadderService:
+    """``arena serve``'s ladder (see the module docstring)."""
+
+    name = "ladder"
+
+    def __init__(self, ctx: ServeContext, settings: LadderSettings | None = None) -> None:
+        self.ctx = ctx
+        self.settings = settings or LadderSettings(sandbox=ctx.sandbox)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="arena-ladder", daemon=True)
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=60)
+
+    def _executor(self, tournament_id: int, run: RunFile) -> MatchExecutor:
+        if self.ctx.cluster:
+            from arena.serve.executors import ClusterMatches
+
+            return ClusterMatches(self.ctx.db, self.ctx.cluster)
+        from arena.tournament.runner import LocalExecutor
+
+        log_dir = self.ctx.log_dir or arena_home() / "logs" / f"ladder-{tournament_id}"
+        return LocalExecutor(self.ctx.jobs, log_dir, None, run)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                tid = run_ladder(
+                    self.ctx.db, self.settings, jobs=self.ctx.jobs, executor=self._executor, stop=self._stop
+                )
+                self.ctx.log(f"ladder: tournament {tid} has nothing more to play")
+                return
+            except LadderStopped:
+                return
+            except LeaseHeldError as exc:
+                self.ctx.log(f"ladder: another coordinator runs it ({exc}); trying again in {RETRY:.0f} s")
+            except BaseException as exc:  # logged loudly; the web app goes on
+                self.error = exc
+                log.exception("the ladder stopped")
+                self.ctx.log(
+                    f"ladder: stopped by an error: {type(exc).__name__}: {exc}; again in {RETRY:.0f} s"
+                )
+            self._stop.wait(RETRY)
+
+
+def service(ctx: ServeContext) -> LadderService | None:
+    """The factory for :data:`arena.serve.services.SERVICES`."""
+    return LadderService(ctx) if wanted(ctx) else None

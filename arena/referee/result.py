@@ -38,6 +38,10 @@ class MatchResult:
     duration: float = 0.0
     events: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # the replay zlib-compressed and the sha256 of its text, when the worker that played the match
+    # already packed it for storage (arena.store.tournaments.pack_replay): the coordinator stores it
+    # as it is instead of compressing it itself
+    packed: tuple[bytes, str] | None = None
 
     @property
     def scores(self) -> tuple[int, ...]:

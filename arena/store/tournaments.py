@@ -8,9 +8,10 @@ import logging
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from sqlalchemy import bindparam, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -249,21 +250,37 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
 
 
 def mark_running(db: Database, match_ids: list[int]) -> None:
-    """Matches handed to workers."""
+    """Matches handed to workers: the queued ones among ``match_ids`` become running (one
+    transaction, one query for the whole batch)."""
+    if not match_ids:
+        return
+    table = Match.__table__  # type: ignore[attr-defined]
+    change = (
+        update(table)
+        .where(table.c.id.in_(match_ids), table.c.status == MatchStatus.QUEUED)
+        .values(status=MatchStatus.RUNNING, started_at=utcnow(), attempts=table.c.attempts + 1)
+    )
     with db.session() as session:
-        for mid in match_ids:
-            m = session.get(Match, mid)
-            if m is not None and m.status == MatchStatus.QUEUED:
-                m.status = MatchStatus.RUNNING
-                m.started_at = utcnow()
-                m.attempts += 1
-                session.add(m)
+        session.connection().execute(change)
 
 
 def compress_replay(text: str) -> tuple[bytes, str]:
     """zlib-compressed UTF-8 and the sha256 of the uncompressed text."""
     raw = text.encode("utf-8")
     return zlib.compress(raw, 6), hashlib.sha256(raw).hexdigest()
+
+
+def pack_replay(result: MatchResult) -> MatchResult:
+    """``result`` with its replay packed for storage (:attr:`MatchResult.packed`): done by the
+    worker that played it, so that the coordinator, the one writer, does not spend its time
+    compressing (and a cluster worker sends a smaller result)."""
+    if result.packed is not None:
+        return result
+    return replace(result, packed=compress_replay(result.replay))
+
+
+def _packed(result: MatchResult) -> tuple[bytes, str]:
+    return result.packed if result.packed is not None else compress_replay(result.replay)
 
 
 def record_result(
@@ -279,7 +296,7 @@ def record_result(
     PostgreSQL; SQLite serialises writers anyway), so two writers of one match cannot both see
     it unfinished; should a replay row appear all the same, the write is dropped as a duplicate.
     """
-    blob, digest = compress_replay(result.replay)
+    blob, digest = _packed(result)
     try:
         return _record_result(db, match_id, result, blob, digest, after)
     except IntegrityError:
@@ -323,6 +340,98 @@ def _record_result(
         if after is not None:
             after(session, m)
     return True
+
+
+def record_results(
+    db: Database,
+    items: Sequence[tuple[int, MatchResult]],
+    after: Callable[[Session, Match], None] | None = None,
+) -> list[bool]:
+    """Write a batch of finished matches in ONE transaction (what the coordinator absorbs at once);
+    one bool per item, as :func:`record_result` returns it.
+
+    Each match is written exactly as :func:`record_result` writes it (status, seats, replay) and
+    ``after(session, match)`` runs for each recorded match, in the order given, in the same
+    transaction: killed at any moment, the database holds the whole batch (and its ratings) or
+    none of it.  Matches already finished, or named twice in the batch, are skipped (False).
+    Should another writer record one of them meanwhile (an integrity error), the batch is rolled
+    back and written one match at a time instead.  Raises :class:`UnknownMatchError` for an id
+    with no match (nothing is written).
+    """
+    if not items:
+        return []
+    packed = [_packed(result) for _, result in items]
+    try:
+        return _record_results(db, items, packed, after)
+    except IntegrityError:
+        log.info("a match of this batch was recorded by another writer meanwhile; one at a time")
+        return [record_result(db, mid, result, after) for mid, result in items]
+
+
+def _record_results(
+    db: Database,
+    items: Sequence[tuple[int, MatchResult]],
+    packed: list[tuple[bytes, str]],
+    after: Callable[[Session, Match], None] | None,
+) -> list[bool]:
+    ids = sorted({mid for mid, _ in items})  # locked in id order: two batches never deadlock
+    with db.session() as session:
+        locked = select(Match).where(col(Match.id).in_(ids)).order_by(col(Match.id)).with_for_update()
+        matches = {m.id: m for m in session.exec(locked).all()}
+        missing = [mid for mid in ids if mid not in matches]
+        if missing:
+            raise UnknownMatchError(f"no match {missing[0]}")
+        # seats and replays are written with one executemany each, without ORM objects (the
+        # per-attribute cost of model objects was most of a batch's time)
+        seat_rows = session.exec(
+            select(MatchSeat.match_id, MatchSeat.seat).where(col(MatchSeat.match_id).in_(ids))
+        )
+        seats: dict[int, list[int]] = {}
+        for mid, seat in seat_rows.all():
+            seats.setdefault(mid, []).append(seat)
+        out: list[bool] = []
+        recorded: list[Match] = []
+        seat_values: list[dict[str, Any]] = []
+        replays: list[dict[str, Any]] = []
+        for (mid, result), (blob, digest) in zip(items, packed, strict=True):
+            m = matches[mid]
+            if m.status == MatchStatus.FINISHED:
+                log.info("match %s is already finished; ignoring a second result", mid)
+                out.append(False)
+                continue
+            m.status = MatchStatus.FINISHED
+            m.termination = result.termination
+            m.finished_at = utcnow()  # per match: the finishing order stays the recording order
+            m.duration = result.duration
+            m.error = None
+            session.add(m)
+            for seat in seats.get(mid, []):
+                o = result.seats[seat]
+                seat_values.append({
+                    "m": mid, "s": seat, "score": o.score, "placing": o.placing, "termination": o.termination,
+                    "detail": o.detail or None, "think_total": o.think_total, "think_max": o.think_max,
+                    "decisions": o.decisions, "cpu_time": o.cpu_time,
+                })  # fmt: skip
+            replays.append({"match_id": mid, "sha256": digest, "size": len(result.replay), "data": blob})
+            recorded.append(m)
+            out.append(True)
+        session.flush()
+        if seat_values:
+            table = MatchSeat.__table__  # type: ignore[attr-defined]
+            names = ["score", "placing", "termination", "detail"]
+            names += ["think_total", "think_max", "decisions", "cpu_time"]
+            change = (
+                update(table)
+                .where(table.c.match_id == bindparam("m"), table.c.seat == bindparam("s"))
+                .values({n: bindparam(n) for n in names})
+            )
+            session.connection().execute(change, seat_values)
+        if replays:
+            session.connection().execute(insert(Replay.__table__), replays)  # type: ignore[attr-defined]
+        if after is not None:
+            for m in recorded:
+                after(session, m)
+    return out
 
 
 def record_failure(db: Database, match_id: int, error: str) -> None:

@@ -46,6 +46,7 @@ from arena.store.tournaments import (
     queued_tasks,
     record_failure,
     record_result,
+    record_results,
     status_counts,
     tournament_sandbox,
 )
@@ -241,6 +242,24 @@ def record(db: Database, match_id: int, result: MatchResult) -> bool:
     return record_result(db, match_id, result)
 
 
+def record_batch(db: Database, items: Sequence[tuple[int, MatchResult]]) -> list[bool]:
+    """Write finished matches in one transaction (:func:`arena.store.tournaments.record_results`);
+    one bool per item, as :func:`record` returns it."""
+    return record_results(db, items)
+
+
+BatchRecorder = Callable[[Database, Sequence[tuple[int, MatchResult]]], list[bool]]
+
+
+def _one_by_one(recorder: Callable[[Database, int, MatchResult], bool]) -> BatchRecorder:
+    """A batch recorder that writes each result on its own (a recorder without a batch form)."""
+
+    def write(db: Database, items: Sequence[tuple[int, MatchResult]]) -> list[bool]:
+        return [recorder(db, mid, result) for mid, result in items]
+
+    return write
+
+
 def _abort(executor: MatchExecutor) -> None:
     abort = getattr(executor, "abort", None)
     if callable(abort):
@@ -261,9 +280,15 @@ def coordinate(
     guard: Callable[[], None] | None = None,
     puller: Callable[[Database, int], list[MatchTask] | None] = pull_tasks,
     recorder: Callable[[Database, int, MatchResult], bool] = record,
+    batch_recorder: BatchRecorder | None = None,
 ) -> None:
     """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
     (``puller`` and ``recorder`` replace :func:`pull_tasks` and :func:`record`: the ladder's.)
+
+    The results that one wait on the executor returns are written together, in one transaction
+    (``batch_recorder``; :func:`record_batch` by default, one ``recorder`` call per result when
+    only a custom ``recorder`` is given), and the matches handed out together are marked running
+    in one transaction: a coordinator fed faster than it writes absorbs results in batches.
 
     When the queue is empty the tournament's format is asked for more, given the results
     recorded so far (:func:`pull_tasks`): a Swiss or knockout round is handed out as soon as the
@@ -279,6 +304,8 @@ def coordinate(
     to the queue, and :class:`arena.lifecycle.Stopped` is raised.  The executor is closed in the
     end, whatever happens (aborted when the run ends by an exception).
     """
+    if batch_recorder is None:
+        batch_recorder = record_batch if recorder is record else _one_by_one(recorder)
     counts = status_counts(db, tournament_id)
     total = sum(counts.values())
     done = counts.get("finished", 0)
@@ -323,14 +350,18 @@ def coordinate(
                             f"is queued or running. Run 'arena tournament resume {tournament_id}'."
                         )
                     continue
-                while queue and not broken and len(pending) < executor.slots():
-                    if stop_after is not None and played + len(pending) >= stop_after:
+                handing: list[MatchTask] = []
+                while queue and not broken and len(pending) + len(handing) < executor.slots():
+                    if stop_after is not None and played + len(pending) + len(handing) >= stop_after:
                         break
-                    task = queue.pop()
-                    mark_running(db, [task.match_id])
-                    pending[executor.submit(task)] = task
+                    handing.append(queue.pop())
+                if handing:
+                    mark_running(db, [task.match_id for task in handing])
+                    for task in handing:
+                        pending[executor.submit(task)] = task
                 if not pending:
                     break
+                finished: list[tuple[MatchTask, MatchResult]] = []
                 for handle, outcome in executor.wait(list(pending)):
                     task = pending.pop(handle)
                     ask = True
@@ -349,11 +380,14 @@ def coordinate(
                         failed += 1
                         played += 1
                     else:
-                        if recorder(db, task.match_id, outcome):
-                            done += 1
+                        finished.append((task, outcome))
+                if finished:
+                    written = batch_recorder(db, [(task.match_id, result) for task, result in finished])
+                    for (task, result), ok in zip(finished, written, strict=True):
+                        done += ok
                         played += 1
                         if progress is not None:
-                            progress(Progress(tournament_id, total, done, failed, outcome, task))
+                            progress(Progress(tournament_id, total, done, failed, result, task))
                 if broken and lifecycle.stop_requested() is None:
                     for task in pending.values():  # the whole pool is gone: all of it goes back
                         queue.append(task)

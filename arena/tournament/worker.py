@@ -30,7 +30,7 @@ from arena.hosting import BotSpec, LocalSeat, MatchHost
 from arena.live.publish import observer_for
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import kill_all_bots
-from arena.store.tournaments import MatchTask
+from arena.store.tournaments import MatchTask, pack_replay
 
 T = TypeVar("T")
 
@@ -189,10 +189,11 @@ class WorkerThread:
             return await play_on(self.state, task)
 
     def play(self, task: MatchTask, log_dir: Path | None = None) -> MatchResult:
-        """Play one match (waiting for the one in progress, if any); bot logs go to ``log_dir``."""
+        """Play one match (waiting for the one in progress, if any); bot logs go to ``log_dir``.
+        The result comes with its replay packed for storage (:func:`arena.store.tournaments.pack_replay`)."""
         if self.closed:
             raise RuntimeError("this worker is closed")
-        return self._call(self._play(task, log_dir))
+        return pack_replay(self._call(self._play(task, log_dir)))  # compressed here, not by the writer
 
     async def _release(self, version_ids: Collection[int] | None) -> None:
         assert self._lock is not None

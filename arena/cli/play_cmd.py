@@ -127,8 +127,17 @@ def play(
             )
         except HumanNameError as exc:
             raise typer.BadParameter(str(exc), param_hint="--name") from None
-        log_dir = logs or arena_home() / "logs" / "matches"
-        status = asyncio.run(_run(spec, db, ids, log_dir, host, port, pace, linger))
+        from arena.humanseat.session import PlaySession
+
+        session = PlaySession(spec, db=db, version_ids=ids, log_dir=logs or arena_home() / "logs" / "matches")
+        try:
+            status = asyncio.run(_run(session, host, port, pace, linger))
+        except BaseException:  # Ctrl-C, a stop signal: the match was not played to its end
+            if db is not None and session.stored is not None:
+                from arena.store.tournaments import record_failure
+
+                record_failure(db, session.stored, "interrupted")  # (a finished match stays as it is)
+            raise
     finally:
         if db is not None:
             db.close()
@@ -186,23 +195,14 @@ def play_app(db: Database | None, registry: PlayRegistry, pace: int) -> FastAPI:
     return app
 
 
-async def _run(
-    spec: Any,
-    db: Database | None,
-    ids: list[int] | None,
-    log_dir: Path,
-    host: str,
-    port: int,
-    pace: int,
-    linger: float,
-) -> int:
-    from arena.humanseat.session import PlayRegistry, PlaySession
+async def _run(session: PlaySession, host: str, port: int, pace: int, linger: float) -> int:
+    from arena.humanseat.session import PlayRegistry
     from arena.web.server import bind, make_server, url_of
 
     from .match_cmd import result_table
 
+    spec, db = session.spec, session.db
     registry = PlayRegistry()
-    session = PlaySession(spec, db=db, version_ids=ids, log_dir=log_dir)
     registry.add(session)
     try:
         sock = bind(host, port)
@@ -241,13 +241,9 @@ async def _run(
         return FORFEIT_EXIT if result.forfeits else 0
     finally:
         if game is not None and not game.done():
-            game.cancel()
+            game.cancel()  # its host stops the bots and the referee
             with contextlib.suppress(BaseException):
                 await game
-            if db is not None and session.stored is not None:
-                from arena.store.tournaments import record_failure
-
-                record_failure(db, session.stored, "interrupted")
         server.should_exit = True
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(serving, 5.0)

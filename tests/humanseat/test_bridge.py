@@ -213,3 +213,21 @@ def test_a_bad_player_name_is_refused() -> None:
         human_name("a b")
     with pytest.raises(ValueError, match="seat 2 does not exist"):
         PlaySpec((resolve_bot("random"),), 2, "x", TimeControl(), 1)
+
+
+def test_unlimited_time_has_no_clock_and_the_referee_waits() -> None:
+    base = spec(["random"])
+    unlimited = PlaySpec(base.bots, 0, "tester", TimeControl(unlimited=True), 9)
+    seen: list[object] = []
+
+    async def slow_first(bridge: HumanBridge, n: int) -> None:
+        if n == 0:
+            snap = bridge.snapshot()
+            seen.extend([snap["request"]["left_ms"], bridge.time_control])
+            await asyncio.sleep(1.5)  # longer than nothing: no deadline
+
+    session = PlaySession(unlimited)
+    result = asyncio.run(drive(session, each=slow_first))
+    assert seen == [None, "no time limit"]
+    assert result is not None and not result.forfeits
+    assert replay(result.replay).header["time_control"] == "unlimited"

@@ -4,6 +4,7 @@ HTTP error and sends nothing, and a whole game played through the posts is store
 from __future__ import annotations
 
 import json
+import signal
 import time
 import urllib.error
 import urllib.parse
@@ -12,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from browser.playkit import Played, start_play  # (tests/ is on the path: its packages import so)
+from sqlmodel import select
 
 from arena.engine import replay
 from arena.store.db import Database
+from arena.store.models import Match
 from arena.web.replays import replay_text, verify_match
 
 
@@ -154,3 +157,42 @@ def test_the_event_stream_sends_snapshots_and_its_end_starts_the_grace(tmp_path:
         played.stop()
     assert code == 3
     assert "seat 0 (human:tester) forfeited: disconnected" in "\n".join(played.lines)
+
+
+def processes_of(home: Path) -> list[int]:
+    """Processes whose environment points ARENA_HOME at ``home`` (unsandboxed bots inherit it)."""
+    marker = f"ARENA_HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_ctrl_c_mid_match_stops_everything_and_records_the_match_as_interrupted(tmp_path: Path) -> None:
+    played = start_play(tmp_path, "random", "greedy", "--seed", "6")
+    try:
+        seat = Seat(played)
+        seat.request()  # the match is on: the bots are connected, the person is asked
+        assert len(processes_of(tmp_path)) >= 3  # arena play and its two bots
+        played.proc.send_signal(signal.SIGINT)
+        code = played.wait(60)
+    finally:
+        played.stop()
+    assert code == 130, "\n".join(played.lines)
+    assert "arena: interrupted (Ctrl-C)" in played.lines
+    deadline = time.monotonic() + 10
+    while processes_of(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_of(tmp_path) == []  # no bot left behind
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    try:
+        with db.session() as s:
+            rows = [(m.status, m.error) for m in s.exec(select(Match)).all()]
+    finally:
+        db.close()
+    assert rows == [("failed", "interrupted")]

@@ -17,7 +17,8 @@
   }
   function fmt(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d); }
   function draw(data) {
-    summary.textContent = `${data.finished} matches played`;
+    document.getElementById("ladder-none").hidden = data.ladder !== null;
+    summary.textContent = data.ladder === null ? "" : `${data.finished} matches played`;
     runEl.innerHTML = "";
     if (!data.running.length) {
       const li = document.createElement("li");

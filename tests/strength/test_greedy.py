@@ -181,3 +181,14 @@ def test_beats_the_naive_greedy_with_duplicate_dice() -> None:
     about +190 Elo over 400 games)."""
     s = duel(factory("greedy"), factory("greedy-naive"), 2, 30, seed=4242)
     assert s.share.estimate > 0.6 and s.score_difference.low > 0
+
+
+def test_the_naive_greedy_is_a_sample_named_greedy_naive() -> None:
+    """``greedy-naive`` names bots/greedy_naive_bot.py wherever samples are named (arena match,
+    arena evaluate, the demo), and ``greedy`` is the one-ply greedy."""
+    from arena.botref import resolve, sample_bots
+    from arena.demo import REPO, SAMPLES
+
+    assert resolve("greedy-naive").path == REPO / "bots" / "greedy_naive_bot.py"
+    assert {"greedy", "greedy-naive"} <= set(sample_bots()) and "greedy-naive" in SAMPLES
+    assert "OnePlyGreedy" in (REPO / "bots" / "greedy_bot.py").read_text()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from .timeline import Timeline, TimelineError, options
 
 TOKEN_KEY = "arena-token"
 PLAY_METHOD = "/arena.v1.Referee/Play"
+log = logging.getLogger(__name__)
+
 POLL_PRESENCE = 4.0  # seconds a poll of the state counts as the page being there
 
 
@@ -142,6 +145,9 @@ class HumanBridge:
         except grpc.aio.AioRpcError as exc:
             if not self.left and exc.code() != grpc.StatusCode.CANCELLED:
                 self.error = f"{exc.code().name}: {exc.details()}"
+        except Exception as exc:  # an arena bug (e.g. a timeline out of step): the stream ends,
+            log.exception("the human seat's bridge failed")  # the referee records the seat's loss
+            self.error = f"the page's bridge failed (an arena bug, logged): {exc!r}"[:300]
         finally:
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):

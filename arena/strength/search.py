@@ -86,9 +86,15 @@ class Params:
 
     @staticmethod
     def for_players(players: int) -> Params:
-        """The tuned defaults for a table of ``players``."""
+        """The tuned defaults for a table of ``players`` (duplicate-dice duels against the one-ply
+        greedy, :mod:`arena.strength.duel`; 200 games each): the 3s first in setup, then the 2s
+        (2 players) or the 4s (3-4 players); in 2 players a RECLAIM/CONQUER race worth twice as
+        much as with more players (with one opponent the race is one's own to win or lose)."""
         if players == 2:
-            return Params()
+            return Params(
+                potential=Potential(rho=(0.0, 0.0, 0.3, 0.24, 0.2, 0.0)),
+                setup=(0.0, 0.0, 2.0, 3.0, 1.0, 0.0),
+            )
         return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from arena.engine import State, scores
 from arena.engine.board import LOUNGERS, N_FACES, N_LOUNGERS, TRACK_NAMES, track_name
-from arena.engine.notation import parse_track
 from arena.engine.state import Phase
 from arena.engine.variants import DEFAULT, Rules
 from arena.v1 import arena_pb2 as pb
@@ -21,6 +20,7 @@ _PHASE_TO_PB = {
     Phase.OVER: pb.PHASE_OVER,
 }
 _PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
+_TRACK_INDEX = {name: position - 1 for position, name in enumerate(TRACK_NAMES)}  # parse_track's answers
 
 
 class WireError(ValueError):
@@ -63,35 +63,43 @@ def state_from_pb(msg: pb.GameState, rules: Rules = DEFAULT) -> State:
     n = msg.players
     if not 2 <= n <= 4:
         raise WireError(f"players must be 2..4, got {n}")
-    if not len(msg.towel) == len(msg.secured) == len(msg.figure) == N_LOUNGERS:
+    # each repeated field read once, sliced (a plain list) before the tuple: the cheapest way out of
+    # protobuf's containers (this runs in every SDK bot for every decision)
+    towel, secured, figure = tuple(msg.towel[:]), tuple(msg.secured[:]), tuple(msg.figure[:])
+    towels, figures, chips = tuple(msg.towels[:]), tuple(msg.figures[:]), tuple(msg.chips[:])
+    kept, last, result = tuple(msg.kept[:]), tuple(msg.last_throw[:]), tuple(msg.result[:])
+    if not len(towel) == len(secured) == len(figure) == N_LOUNGERS:
         raise WireError(f"towel, secured and figure need {N_LOUNGERS} entries each")
-    if not len(msg.towels) == len(msg.figures) == len(msg.chips) == n:
+    if not len(towels) == len(figures) == len(chips) == n:
         raise WireError("towels, figures and chips need one entry per player")
-    if not len(msg.kept) == len(msg.last_throw) == len(msg.result) == N_FACES:
+    if not len(kept) == len(last) == len(result) == N_FACES:
         raise WireError(f"kept, last_throw and result need {N_FACES} counts each")
+    phase = _PHASE_FROM_PB.get(msg.phase)
+    guard = _TRACK_INDEX.get(msg.lifeguard)
+    if phase is None:
+        raise WireError(f"bad phase or lifeguard field: unknown phase {msg.phase}")
+    if guard is None:
+        raise WireError(f"bad phase or lifeguard field: unknown track field {msg.lifeguard!r}")
     s = State.__new__(State)
-    try:
-        s.phase = _PHASE_FROM_PB[msg.phase]
-        s.guard = parse_track(msg.lifeguard)
-    except (KeyError, ValueError) as exc:
-        raise WireError(f"bad phase or lifeguard field: {exc}") from None
+    s.phase = phase
+    s.guard = guard
     s.players = n
     s.seat = msg.seat
     s.round = msg.round
     s.turn = msg.turn
     s.throw_no = msg.throw_no
     s.dice = msg.dice_to_throw
-    s.kept = tuple(msg.kept)
-    s.last = tuple(msg.last_throw)
-    s.result = tuple(msg.result)
-    s.towel = tuple(msg.towel)
-    s.secured = tuple(msg.secured)
-    s.figure = tuple(msg.figure)
-    s.towels = tuple(msg.towels)
-    s.figures = tuple(msg.figures)
-    s.chips = tuple(msg.chips)
+    s.kept = kept
+    s.last = last
+    s.result = result
+    s.towel = towel
+    s.secured = secured
+    s.figure = figure
+    s.towels = towels
+    s.figures = figures
+    s.chips = chips
     s.pool = msg.pool
-    s.occupied = sum(1 for i in range(N_LOUNGERS) if s.secured[i] or s.figure[i] >= 0)
+    s.occupied = sum(1 for sec, fig in zip(secured, figure, strict=True) if sec or fig >= 0)
     s.final_round = msg.final_round
     s.termination = None
     s.rules = rules

@@ -1,13 +1,18 @@
 """Referee latency and throughput, all in one run on this machine.
 
-Usage: .venv/bin/python benchmarks/referee.py [--round-trips N] [--matches N]
+Usage: .venv/bin/python benchmarks/referee.py [--quick] [--round-trips N] [--matches N] [--runs N]
 
 (a) raw gRPC aio bidi ping-pong on loopback: an aio server here, an aio client in another
     process, one tiny message each way (p50/p99 round trip);
 (b) the referee's per-decision round trip with trivial SDK bots (first legal action), as the
     referee measures it: from sending the request to having the checked answer (p50/p99);
-(c) full 4-player matches per second with greedy bots kept running across matches.
-Prints the ratio (b)/(a) at p50.
+(c) full 4-player matches per second with greedy bots kept running across matches;
+(d) the per-decision path piece by piece (a separate pass, each piece timed where it runs):
+    on the referee, legal actions to text, state to protobuf, events to protobuf, the legality
+    check of the answer, the clock and the record; on the bot (the SDK), decoding the request,
+    the state from protobuf and parsing the legal actions.
+Prints the ratio (b)/(a) at p50 for each of ``--runs`` interleaved runs (a then b), and their
+spread.  ``--quick``: 1500 round trips, 3 runs, 3 matches.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -101,6 +107,85 @@ async def referee_round_trips(n: int) -> list[float]:
     return times[len(times) // 10 :]
 
 
+class Pieces:
+    """Wraps the referee's per-decision functions with timers (module attributes, restored after)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.saved: list[tuple[object, str, object]] = []
+
+    def wrap(self, owner: object, attr: str, label: str) -> None:
+        fn = getattr(owner, attr)
+
+        def timed(*args: object, **kwargs: object) -> object:
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - t
+                self.calls[label] = self.calls.get(label, 0) + 1
+
+        self.saved.append((owner, attr, fn))
+        setattr(owner, attr, timed)
+
+    def restore(self) -> None:
+        for owner, attr, fn in reversed(self.saved):
+            setattr(owner, attr, fn)
+
+
+async def breakdown(n: int) -> tuple[dict[str, float], int]:
+    """Microseconds per decision of each piece of the per-decision path, and the decisions."""
+    from arena import sdk
+    from arena.engine import record
+    from arena.referee import grpc_channel, match
+
+    pieces = Pieces()
+    pieces.wrap(match.Match, "_request", "referee: legal actions to text (request built)")
+    pieces.wrap(grpc_channel, "state_to_pb", "referee: state to protobuf")
+    pieces.wrap(grpc_channel, "event_to_pb", "referee: events to protobuf")
+    pieces.wrap(grpc_channel, "request_to_pb", "referee: whole request to protobuf")
+    pieces.wrap(match, "judge", "referee: legality check of the answer")
+    pieces.wrap(match.Match, "_charge", "referee: clock")
+    pieces.wrap(record.RecordWriter, "decision", "referee: record line")
+    requests: list[bytes] = []
+    keep = grpc_channel.request_to_pb
+
+    def capture(request: object) -> object:
+        msg = keep(request)  # type: ignore[arg-type]
+        if len(requests) < 2000:
+            requests.append(pb.RefereeMessage(request=msg).SerializeToString())
+        return msg
+
+    grpc_channel.request_to_pb = capture  # type: ignore[assignment]
+    try:
+        times = await referee_round_trips(n)
+    finally:
+        grpc_channel.request_to_pb = keep
+        pieces.restore()
+    decisions = pieces.calls.get("referee: legality check of the answer", 1)
+    out = {k: v / decisions * 1e6 for k, v in pieces.seconds.items()}
+    # the bot's side, on the same requests (the SDK's _answer without the bot's choice)
+    from arena.engine import parse_action
+    from arena.wire import state_from_pb
+
+    t0 = time.perf_counter()
+    msgs = [pb.RefereeMessage.FromString(b) for b in requests]
+    t1 = time.perf_counter()
+    for m in msgs:
+        state_from_pb(m.request.state)
+    t2 = time.perf_counter()
+    for m in msgs:
+        tuple(parse_action(a) for a in m.request.legal_actions)
+    t3 = time.perf_counter()
+    k = max(1, len(msgs))
+    out["bot: decode the request"] = (t1 - t0) / k * 1e6
+    out["bot: state from protobuf"] = (t2 - t1) / k * 1e6
+    out["bot: parse the legal actions"] = (t3 - t2) / k * 1e6
+    assert sdk is not None
+    return out, len(times)
+
+
 async def greedy_matches(count: int) -> tuple[int, float]:
     server = RefereeServer()
     address = await server.start("127.0.0.1:0")
@@ -123,27 +208,52 @@ async def greedy_matches(count: int) -> tuple[int, float]:
     return count, elapsed
 
 
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description="referee latency and throughput")
+    parser.add_argument("--quick", action="store_true", help="1500 round trips, 3 runs, 3 matches")
     parser.add_argument("--round-trips", type=int, default=4000)
     parser.add_argument("--matches", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=5, help="interleaved (a)/(b) runs")
     args = parser.parse_args()
-    raw = await raw_ping_pong(args.round_trips)
-    ref = await referee_round_trips(args.round_trips)
-    for label, values in (
-        ("(a) raw gRPC aio ping-pong:      ", raw),
-        ("(b) referee decision round trip:", ref),
-    ):
-        print(f"{label} p50 {pct(values, 0.5):.3f} ms  p99 {pct(values, 0.99):.3f} ms  (n={len(values)})")
+    if args.quick:
+        args.round_trips, args.runs, args.matches = 1500, 3, 3
+    print(f"uptime: {uptime()}")
+    ratios = []
+    for run in range(1, args.runs + 1):
+        raw = await raw_ping_pong(args.round_trips)
+        ref = await referee_round_trips(args.round_trips)
+        print(f"run {run}:")
+        for label, values in (
+            ("(a) raw gRPC aio ping-pong:      ", raw),
+            ("(b) referee decision round trip:", ref),
+        ):
+            p50, p99 = pct(values, 0.5), pct(values, 0.99)
+            print(f"  {label} p50 {p50:.3f} ms  p99 {p99:.3f} ms  (n={len(values)})")
+        ratio = pct(ref, 0.5) / pct(raw, 0.5)
+        ratios.append(ratio)
+        print(
+            f"      ratio (b)/(a) at p50: {ratio:.2f}  (mean ratio "
+            f"{statistics.mean(ref) / statistics.mean(raw):.2f})",
+            flush=True,
+        )
     print(
-        f"    ratio (b)/(a) at p50: {pct(ref, 0.5) / pct(raw, 0.5):.2f}  (mean ratio "
-        f"{statistics.mean(ref) / statistics.mean(raw):.2f})"
+        f"ratio (b)/(a) at p50 over {len(ratios)} runs: median {statistics.median(ratios):.2f}, "
+        f"min {min(ratios):.2f}, max {max(ratios):.2f}"
     )
+    pieces, _ = await breakdown(min(args.round_trips, 2000))
+    print("(d) the per-decision path, microseconds per decision (timed separately, timers included):")
+    for label, us in pieces.items():
+        print(f"      {label:50s} {us:7.1f}")
     count, elapsed = await greedy_matches(args.matches)
     print(
         f"(c) 4-player greedy matches, bots kept running: {count / elapsed:.2f} matches/s "
         f"({elapsed / count * 1000:.0f} ms per match)"
     )
+    print(f"uptime: {uptime()}")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.engine import Action, IllegalActionError, InvalidActionError, State, apply, parse_action
+from arena.engine import (
+    Action,
+    IllegalActionError,
+    InvalidActionError,
+    State,
+    apply,
+    legal_actions,
+    parse_action,
+)
 
 from .channel import Answer, Hello, Unexpected
 from .faults import Reason
@@ -93,7 +101,8 @@ def judge(received: Received, request_id: int, state: State) -> Verdict:
         return Noise()  # a stale answer to an older request: dropped
     try:
         action = parse_action(reply.text)
-        apply(state, action)
+        if action not in legal_actions(state):  # (the state keeps its legal actions: a cheap test)
+            apply(state, action)  # raises with the rules' reason
     except InvalidActionError as exc:
         return Reject(Reason.MALFORMED_ACTION, str(exc))
     except IllegalActionError as exc:

@@ -8,6 +8,7 @@ Only this module (and the server that uses it) knows ``arena.v1``; the match see
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 
@@ -102,8 +103,10 @@ def welcome_to_pb(welcome: Welcome) -> pb.Welcome:
     )
 
 
+@functools.lru_cache(maxsize=256)
 def event_to_pb(event: Event) -> pb.Event:
-    """A game event as the protocol reports it."""
+    """A game event as the protocol reports it (memoised: an event goes to every seat; the
+    message is only ever copied into requests, never changed)."""
     if isinstance(event, ActionEvent):
         return pb.Event(
             action=pb.SeatAction(

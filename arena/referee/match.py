@@ -76,6 +76,20 @@ log = logging.getLogger(__name__)
 
 SETUP_TIME = 5.0  # seconds the match waits for the Ready of seats that promised one (arena-setup)
 
+_TEXTS: dict[Action, str] = {}
+_TEXTS_LIMIT = 100_000
+
+
+def action_text(action: Action) -> str:
+    """``str(action)``, memoised: every request lists its legal actions as text, and the legal
+    actions of a game are a small finite set (bounded all the same)."""
+    text = _TEXTS.get(action)
+    if text is None:
+        if len(_TEXTS) >= _TEXTS_LIMIT:
+            _TEXTS.clear()
+        text = _TEXTS[action] = str(action)
+    return text
+
 
 @dataclass(frozen=True)
 class Answered:
@@ -287,7 +301,7 @@ class Match:
                     action, extra = await self._decide(state)
                     writer.decision(state, action, **extra)
                     forced, auto = bool(extra.get("forced")), bool(extra.get("auto"))
-                    self._broadcast(ActionEvent(state.seat, str(action), forced, auto))
+                    self._broadcast(ActionEvent(state.seat, action_text(action), forced, auto))
                     state = apply(state, action)
                 self.state = state
                 self.events += 1
@@ -400,7 +414,7 @@ class Match:
         request = Request(
             request_id=self.request_id,
             state=state,
-            legal_actions=tuple(str(a) for a in legal),
+            legal_actions=tuple(map(action_text, legal)),
             move_time_ms=round(self.control.move_time * 1000) if timed else 0,
             bank_ms=round(clock.bank * 1000) if timed else 0,
             events=tuple(link.pending),

@@ -264,24 +264,35 @@ def encode(state: State, seat: int) -> Observation:
 
 
 _ROLL_MASKS: dict[int, tuple[tuple[Action, ...], Mask]] = {}
+_MASKS: dict[tuple[Action, ...], Mask] = {}
 
 
 def mask(state: State) -> Mask:
     """The legal-action mask: int8, 1 at the index of every legal action (all 0 when nobody
-    decides: at a chance node or once the game is over).  Read-only: the rolling phase's masks
-    are shared (its legal actions depend only on the throw and whether a chip is held)."""
+    decides: at a chance node or once the game is over).  Read-only: masks are shared between
+    states with the same legal actions."""
     legal = legal_actions(state)
-    if state.phase == Phase.ROLL:
+    roll = state.phase == Phase.ROLL
+    if roll:  # the engine interns the rolling phase's tuples: found by identity
         hit = _ROLL_MASKS.get(id(legal))
         if hit is not None and hit[0] is legal:
             return hit[1]
+    else:
+        found = _MASKS.get(legal)
+        if found is not None:
+            return found
     out = np.zeros(N_ACTIONS, np.int8)
     if legal:
         index = INDEX
         out[[index[a] for a in legal]] = 1
     out.flags.writeable = False
-    if state.phase == Phase.ROLL and len(_ROLL_MASKS) < 4096:
-        _ROLL_MASKS[id(legal)] = (legal, out)  # the engine interns these tuples; held, so ids stay
+    if roll:
+        if len(_ROLL_MASKS) < _CACHE_LIMIT:
+            _ROLL_MASKS[id(legal)] = (legal, out)  # the tuple is held, so its id stays its own
+    else:
+        if len(_MASKS) >= _CACHE_LIMIT:
+            _MASKS.clear()
+        _MASKS[legal] = out
     return out
 
 

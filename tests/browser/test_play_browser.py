@@ -188,3 +188,57 @@ def test_a_whole_game_by_keyboard_on_a_phone_width_page(browser: Any, tmp_path: 
     assert not errors, errors
     assert status == 0, "\n".join(played.lines)
     stored_match(tmp_path, stored)
+
+
+def act(page: Any) -> None:
+    """One decision by a click: Stop when rolling, else a highlighted lounger, or Pass."""
+    if page.locator("#play-panel").get_attribute("data-phase") == "roll":
+        page.locator("#btn-stop").click()
+    elif page.locator("#board g.lounger.target").count():
+        page.locator("#board g.lounger.target").first.click()
+    else:
+        page.locator("#btn-pass").click()
+
+
+def test_the_others_play_out_at_a_watchable_pace_and_esc_skips(browser: Any, tmp_path: Path) -> None:
+    played = start_play(tmp_path, "greedy", "--seed", "24")
+    errors: list[str] = []
+    page = new_page(browser, errors)
+    try:
+        page.goto(played.url)
+        rng = random.Random(24)
+        # the placements and the first roll (no pace), up to the person's first action step
+        while page.locator("#play-panel").get_attribute("data-phase") != "action":
+            play_by_clicks(page, rng, stop_after=1)  # (returns at the next decision)
+        page.evaluate("window.poolPlay.pace = 400")
+        before = page.evaluate("window.poolViewer.steps")
+        act(page)  # then the bot's whole turn plays out, and the person's first throw
+        steps: list[int] = []
+        started = time.monotonic()
+        while (
+            page.locator("#play-panel").get_attribute("data-state") != "decide"
+            and time.monotonic() - started < 60
+        ):
+            steps.append(page.evaluate("window.poolViewer.step"))
+            time.sleep(0.05)
+        took = time.monotonic() - started
+        shown = sorted(set(steps))
+        total = page.evaluate("window.poolViewer.steps")
+        assert total - before >= 4  # the person's stop, the bot's turn, the throws
+        assert len([k for k in shown if before < k < total]) >= 3  # shown one after another
+        assert took >= 0.4 * (total - before - 2)  # ... each for about the pace
+        # Esc: straight to the latest state, the decision is offered at once
+        page.evaluate("window.poolPlay.pace = 0")
+        while page.locator("#play-panel").get_attribute("data-phase") != "action":
+            play_by_clicks(page, rng, stop_after=1)
+        page.evaluate("window.poolPlay.pace = 60000")  # the bot's turn would take minutes
+        seen = page.locator("#play-panel").get_attribute("data-request")
+        act(page)
+        page.wait_for_selector("#btn-skip:not([hidden])", timeout=30_000)
+        page.keyboard.press("Escape")
+        page.wait_for_function(DECIDE_OR_OVER, arg=seen, timeout=5_000)
+        assert page.evaluate("window.poolViewer.step") == page.evaluate("window.poolViewer.steps")
+    finally:
+        page.context.close()
+        played.stop()
+    assert not errors, errors

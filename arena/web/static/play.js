@@ -13,7 +13,7 @@
   const V = window.poolViewer;
   if (!cfgEl || !V) return;
   const CFG = JSON.parse(cfgEl.textContent);
-  const PACE = Math.max(0, Number(CFG.pace_ms) || 0);
+  let PACE = Math.max(0, Number(CFG.pace_ms) || 0); // ms each of the others' events is shown
   const FACES = ["green", "purple", "yellow", "red", "blue", "lifeguard"];
   const COLOURS = FACES.slice(0, 5);
   const $ = (id) => document.getElementById(id);
@@ -420,6 +420,15 @@
     true,
   );
 
+  // a small handle for the console and for tests
+  window.poolPlay = {
+    get pace() {
+      return PACE;
+    },
+    set pace(ms) {
+      PACE = Math.max(0, Number(ms) || 0);
+    },
+  };
   V.go(known);
   connect();
   panel.dataset.ready = "1";

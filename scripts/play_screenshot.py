@@ -25,11 +25,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "play.png")
     parser.add_argument("--width", type=int, default=1440)
     parser.add_argument("--height", type=int, default=1120)
+    parser.add_argument("--seed", default="77", help="the match seed")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     home = Path(tempfile.mkdtemp(prefix="arena-shot-"))
-    played = start_play(home, "greedy", "random", "invader", "--seed", "77", name="you")
+    played = start_play(home, "greedy", "random", "invader", "--seed", args.seed, name="you")
     rng = random.Random(7)
     try:
         with sync_playwright() as pw:
@@ -41,8 +42,9 @@ def main() -> int:
                 page.wait_for_function(DECIDE_OR_OVER, arg=seen, timeout=60_000)
                 panel = page.locator("#play-panel")
                 if panel.get_attribute("data-state") == "over":
-                    print(page.locator("#play-panel").inner_text())
-                    raise SystemExit("the game ended before a good moment for the screenshot: try another --seed")
+                    raise SystemExit(
+                        "the game ended before a good moment for the screenshot: try another --seed"
+                    )
                 seen = panel.get_attribute("data-request") or ""
                 phase = panel.get_attribute("data-phase")
                 targets = page.locator("#board g.lounger.target")

@@ -1,6 +1,6 @@
 """Take the README's screenshot of the play page (docs/img/play.png) with Playwright and Chromium.
 
-Runs ``arena play greedy random random --players 4`` in a temporary data folder, plays by clicks
+Runs ``arena play greedy random invader`` (4 players) in a temporary data folder, plays by clicks
 until the person's seat has an action step with loungers to choose from, and saves the page::
 
     .venv/bin/python scripts/play_screenshot.py [--out docs/img/play.png]

@@ -725,6 +725,6 @@
     }
   });
   const first = stepFromHash();
-  go(first === null ? 0 : first);
+  go(first !== null ? first : root.dataset.live ? N : 0); // a live match opens at its latest move
   root.dataset.ready = "1";
 })();

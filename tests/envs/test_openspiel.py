@@ -160,3 +160,43 @@ def test_openspiels_mcts_bot_plays_a_whole_game() -> None:
         else:
             state.apply_action(rng.choice(state.legal_actions()))
     assert len(state.returns()) == 2 and sum(state.returns()) == 0
+
+
+def test_one_seed_one_game_in_the_environment_openspiel_and_the_engine() -> None:
+    """A PettingZoo episode (random agents, seed S), replayed in OpenSpiel with the stream's
+    chance outcomes for seed S, and replayed by the engine from the episode's record: the same
+    throws, the same final state, the same returns."""
+    from arena.engine import replay
+    from arena.envs.pettingzoo import env
+
+    seed = 2**62 + 12345
+    e = env(3)
+    e.reset(seed=seed)
+    rng = random.Random(7)
+    chosen: list[int] = []
+    final = {}
+    for agent in e.agent_iter():
+        obs, reward, terminated, truncated, _ = e.last()
+        if terminated or truncated:
+            final[agent] = reward
+            e.step(None)
+            continue
+        index = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        chosen.append(index)
+        e.step(index)
+    record = e.record()
+    engine_final = replay(record).final  # checks every throw against the dice stream of the seed
+    state = osp.load(3).new_initial_state()
+    actions = iter(chosen)
+    throws = []
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcome = state.stream_outcome(seed)
+            throws.append(state.action_to_string(pyspiel.PlayerId.CHANCE, outcome))
+            state.apply_action(outcome)
+        else:
+            state.apply_action(next(actions))
+    assert next(actions, None) is None
+    assert state.engine == engine_final
+    assert throws == [line.split('"')[3] for line in record.splitlines() if '"throw"' in line]
+    assert state.returns() == [final[f"player_{k}"] for k in range(3)]

@@ -27,7 +27,9 @@ PolicyFactory = Callable[[int, int], Policy]  # (seed, seat) -> a fresh policy f
 
 
 def factory(name: str) -> PolicyFactory:
-    """A policy factory by name: ``greedy``, ``greedy-naive``, ``random``, ``search``."""
+    """A policy factory by name: ``greedy``, ``greedy-naive``, ``random``, ``search``,
+    ``search:key=value;...`` (parameters, :func:`params_from_text`) or ``search@package.module:name``
+    (a worth model or state value, :func:`arena.strength.search.load_worth_model`)."""
     if name == "greedy":
         from .greedy import OnePlyGreedy
 
@@ -36,6 +38,11 @@ def factory(name: str) -> PolicyFactory:
         return lambda seed, seat: GreedyPolicy()
     if name == "random":
         return lambda seed, seat: RandomPolicy(f"{seed}:{seat}")
+    if name.startswith("search@"):  # search@package.module:name -- the leaf-evaluation hook
+        from .search import SearchPolicy, load_worth_model
+
+        model = load_worth_model(name.partition("@")[2])
+        return lambda seed, seat: SearchPolicy(worth_model=model)
     if name == "search" or name.startswith("search:"):
         from .search import SearchPolicy
 

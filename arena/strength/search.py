@@ -80,6 +80,7 @@ class Params:
 
     potential: Potential = field(default_factory=Potential)
     setup: ByValue = (0.0, 0.0, 3.0, 2.0, 1.0, 0.0)  # placement preference by value
+    spread: float = 0.0  # setup: minus this per own towel already in the lounger's colour
     focus: float = 0.0  # opponent modelling: 0 = off; else closeness scale (points per sqrt round)
     last_turn_scale: float = 10.0  # points per opponent beaten, in the game's last turn (0 = off)
     max_spend: int = 2  # chips the planner may spend in one turn (1..4): bounds the tree
@@ -348,8 +349,16 @@ class SearchPolicy:
 
     def setup_values(self, state: State) -> dict[Action, float]:
         """The placement preference of every legal placement (higher first)."""
-        w = self.params(state).setup
-        return {a: w[LOUNGER_VALUE[a.lounger]] - a.lounger / 100.0 for a in legal_actions(state)}
+        p = self.params(state)
+        w = p.setup
+        mine = [0] * N_COLOURS
+        for i in REGULAR:
+            if state.towel[i] == state.seat:
+                mine[LOUNGER_COLOUR[i]] += 1
+        return {
+            a: w[LOUNGER_VALUE[a.lounger]] - p.spread * mine[LOUNGER_COLOUR[a.lounger]] - a.lounger / 100.0
+            for a in legal_actions(state)
+        }
 
     def choose(self, state: State) -> Action:
         """The search's choice among ``legal_actions(state)``."""

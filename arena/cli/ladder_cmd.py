@@ -31,13 +31,19 @@ def run(
         int | None, typer.Option(min=1, help="stop after this many tables (default: never)")
     ] = None,
     stop_after: Annotated[int | None, typer.Option(min=1, help="stop after this many matches")] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster", metavar="ADDRESS", help="play on a Dask cluster: its scheduler, tcp://HOST:8786"
+        ),
+    ] = None,
 ) -> None:
     """Play the ladder until stopped (Ctrl-C, SIGTERM); started again, it resumes where it stopped."""
     from arena.ladder.service import LadderSettings, run_ladder
     from arena.lifecycle import Stopped, StopSignals, exit_status
     from arena.referee.timecontrol import TimeControl
     from arena.sandbox.limits import SandboxLimits
-    from arena.tournament.runner import Progress
+    from arena.tournament.runner import MatchExecutor, Progress
 
     try:
         sizes = tuple(int(k) for k in tables.split(",") if k.strip())
@@ -61,9 +67,19 @@ def run(
             typer.echo(f"ladder match {p.task.match_id}: {names}", err=True)
 
     with database() as db:
+
+        def on_cluster(_tid: int, _run: object) -> MatchExecutor:
+            from arena.serve.executors import ClusterMatches
+
+            assert cluster is not None
+            return ClusterMatches(db, cluster)
+
         try:
             with StopSignals():
-                tid = run_ladder(db, settings, jobs=jobs, progress=progress, stop_after=stop_after)
+                tid = run_ladder(
+                    db, settings, jobs=jobs, progress=progress, stop_after=stop_after,
+                    executor=on_cluster if cluster else None,
+                )  # fmt: skip
         except Stopped as stop:
             raise fail(
                 "the ladder stopped; 'arena ladder run' resumes it", exit_status(stop.signum)

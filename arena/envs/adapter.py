@@ -63,16 +63,21 @@ BotFactory = Callable[["CoolAmPoolGame", int, int], Any]
 class OpenSpielBot(Bot):
     """An arena bot that asks an OpenSpiel bot (``bot.step(state)``) for every decision.
 
-    ``make(game, seat, seed)`` builds the OpenSpiel bot for each match, once the number of
+    Give it a ready bot (anything with ``step``; its game must have the match's player count),
+    or ``make(game, seat, seed)``, which builds the OpenSpiel bot for each match, once the number of
     players and the rules are known (from the Welcome): ``game`` is ``python_cool_am_pool``
     loaded with them, ``seed`` the match's per-seat bot seed (for the bot's randomness, so a
     rerun repeats it).  Each decision wraps the referee's state as an OpenSpiel state
     (:meth:`~arena.envs.openspiel.CoolAmPoolGame.state_from_engine`) and plays the index the bot
     answers."""
 
-    def __init__(self, make: BotFactory, *, name: str = "openspiel", version: str = "1") -> None:
+    def __init__(self, make: BotFactory | Any, *, name: str = "openspiel", version: str = "1") -> None:
         super().__init__()
-        self.make = make
+        if hasattr(make, "step"):  # a ready OpenSpiel bot: used as it is in every match
+            ready = make
+            self.make: BotFactory = lambda game, seat, seed: ready
+        else:
+            self.make = make
         self.name = name
         self.version = version
         self.game: CoolAmPoolGame | None = None

@@ -147,3 +147,16 @@ def test_the_trained_policy_is_index_based_like_the_environment() -> None:
     s = _a_roll_state()
     index = RollingAgent()(encode(s, s.seat), mask(s))
     assert index == INDEX[legal_actions(s)[0]]  # untrained: it stops
+
+
+def test_openspiel_bot_takes_a_ready_bot_too() -> None:
+    from open_spiel.python.algorithms import mcts
+
+    from arena.envs.openspiel import ScoreEvaluator, load
+
+    ready = mcts.MCTSBot(load(3), 2.0, 10, ScoreEvaluator(), random_state=np.random.RandomState(1))
+    bot = OpenSpielBot(ready)
+    bot.players, bot.seat = 3, 0
+    s = _a_roll_state()
+    assert bot.choose(s, legal_actions(s)) in legal_actions(s)
+    assert bot.bot is ready

@@ -79,7 +79,8 @@ def _match(tmp_path: Path, *bots: str, seed: int = 3, extra: tuple[str, ...] = (
 
 
 def test_openspiels_mcts_bot_plays_an_arena_match_over_grpc(tmp_path: Path) -> None:
-    done, out, _ = _match(tmp_path, str(EXAMPLES / "mcts_bot.py"), "random", "random")
+    generous = ("--move-time", "5", "--bank", "60")  # a loaded machine must not forfeit the search
+    done, out, _ = _match(tmp_path, str(EXAMPLES / "mcts_bot.py"), "random", "random", extra=generous)
     assert done.returncode == 0, done.stdout + done.stderr
     text = out.read_text()
     header = json.loads(text.splitlines()[0])
@@ -127,6 +128,10 @@ def test_a_trained_agent_enters_arena_evaluate_unchanged_and_beats_random(tmp_pa
         "1",
         "--seed",
         "11",
+        "--move-time",
+        "2",
+        "--bank",
+        "30",
         "--json",
         "--quiet",
         home=tmp_path / "home",

@@ -37,7 +37,7 @@ from arena.endings import wins_text
 from arena.ratings import Rating, get_system, rate
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, RatingRow
-from arena.store.results import BotStats, bot_stats, game_results
+from arena.store.results import BotStats, bot_stats, finished_matches, game_results
 
 MIN_GAMES = 10
 """Games a bot needs before it is ranked; with fewer it is listed as provisional."""
@@ -84,11 +84,13 @@ def leaderboard(
     ``include_removed`` (default: only for a tournament's standings) keeps removed bots.
     """
     get_system(system)  # an unknown system is an error even when there are no results
-    results = game_results(db, tournament_id)
+    matches = finished_matches(db, tournament_id)  # read once for the ratings and the statistics
+    results = game_results(db, tournament_id, matches=matches)
     if not results:
         return []
     keep_removed = tournament_id is not None if include_removed is None else include_removed
-    return rank_rows(rate(results, system), bot_stats(db, tournament_id), system, min_games, keep_removed)
+    stats = bot_stats(db, tournament_id, matches=matches)
+    return rank_rows(rate(results, system), stats, system, min_games, keep_removed)
 
 
 def rank_rows(

@@ -28,8 +28,8 @@
 * An illegal action index raises :class:`~arena.envs.actions.IllegalIndexError` naming the
   action and the legal ones; nothing is ever corrected silently.  A wrong player count raises
   :class:`~arena.envs.episode.PlayerCountError`.
-* ``render_mode``: ``"ansi"`` (text), ``"rgb_array"`` (an ``(H, W, 3)`` uint8 array);
-  :meth:`CoolAmPoolEnv.svg` gives the same picture as SVG.
+* ``render_mode``: ``"ansi"`` (text), ``"rgb_array"`` (an ``(H, W, 3)`` uint8 array),
+  ``"human"`` (the text printed to stdout); :meth:`CoolAmPoolEnv.svg` gives the picture as SVG.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from .actions import N_ACTIONS  # noqa: E402
 from .episode import Episode, check_players, check_reward, check_seed, rules_of  # noqa: E402
 from .observation import OBS_SIZE, encode, mask  # noqa: E402
 
-RENDER_MODES: Final = ("ansi", "rgb_array")
+RENDER_MODES: Final = ("ansi", "rgb_array", "human")
 _NO_ACTIONS: Final = np.zeros(N_ACTIONS, np.int8)
 _NO_ACTIONS.flags.writeable = False
 _OVER: Final = Phase.OVER
@@ -188,13 +188,15 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
         )
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
-        """The current state as text (``ansi``) or as an RGB array (``rgb_array``); ``None``
-        (with a warning from PettingZoo's convention) without a render mode."""
+        """The current state as text (``ansi``) or as an RGB array (``rgb_array``); ``human``
+        prints the text board to stdout and returns ``None``, as does no render mode."""
         state = self._game().state
         if self.render_mode == "ansi":
             return pictures.ansi(state)
         if self.render_mode == "rgb_array":
             return pictures.rgb_array(state)
+        if self.render_mode == "human":
+            print(pictures.ansi(state), flush=True)  # a terminal is this game's window
         return None
 
     def svg(self) -> str:

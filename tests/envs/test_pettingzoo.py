@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 from arena.engine import GreedyPolicy
 from arena.envs.actions import INDEX, N_ACTIONS, IllegalIndexError
@@ -154,8 +154,8 @@ def test_wrong_player_counts_and_options_are_refused() -> None:
     for bad in (1, 5, 0):
         with pytest.raises(PlayerCountError, match="played by 2, 3 or 4 players"):
             env(bad)
-    with pytest.raises(ValueError, match="render_mode must be one of ansi, rgb_array"):
-        env(2, render_mode="human")
+    with pytest.raises(ValueError, match="render_mode must be one of ansi, rgb_array, human"):
+        env(2, render_mode="rgb")
     with pytest.raises(ValueError, match="reward mode"):
         raw_env(2, reward="score")
     with pytest.raises(RuntimeError, match="call reset"):
@@ -186,3 +186,9 @@ def test_rendering_as_text_rgb_array_and_svg() -> None:
         if not e.agents:
             break
     assert not np.array_equal(before, e.render())
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_pettingzoo_render_test(players: int, capsys: pytest.CaptureFixture[str]) -> None:
+    render_test(lambda render_mode=None: env(players, render_mode=render_mode))
+    assert "lifeguard" in capsys.readouterr().out  # human mode prints the board

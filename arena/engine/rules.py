@@ -96,7 +96,9 @@ def _roll_entry(last: tuple[int, ...]) -> _RollEntry:
     """The rolling-phase table of the last throw ``last`` (built once per distinct throw)."""
     entry = _ROLL_TABLE.get(last)
     if entry is None:
-        entry = _ROLL_TABLE[last] = _build_roll_entry(last)
+        # setdefault: if two threads build the same entry, both use (and register) the one that
+        # stays in the table, so every id in _STEPS_OF_LEGAL belongs to a tuple that lives forever.
+        entry = _ROLL_TABLE.setdefault(last, _build_roll_entry(last))
         by_id = {id(a): step for a, step in entry[2].items()}
         _STEPS_OF_LEGAL[id(entry[0])] = _STEPS_OF_LEGAL[id(entry[1])] = by_id
     return entry

@@ -10,6 +10,7 @@ same record text; illegal actions and bad throws must fail in both with the same
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -305,3 +306,22 @@ def test_record_lines_are_what_json_dumps_writes(extra: dict[str, Any]) -> None:
             want.append(plain_decision_line(s, a, **extra))
         s = fast.apply(s, action)
     assert writer.lines[1:] == want
+
+
+def test_threads_playing_at_once_agree_with_the_reference() -> None:
+    """The engine's tables are shared by every thread; games played in 4 threads at once (on
+    seeds no other test uses, so the threads meet new throws together) still agree."""
+    errors: list[BaseException] = []
+
+    def play(seed: int) -> None:
+        try:
+            same_record(seed, ["random", "random", "random", "random"])
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=play, args=(7_000_000 + k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors

@@ -54,6 +54,7 @@ def pages(site: Site) -> list[str]:
         "/matches?status=all",
         f"/matches/{a.forfeit_matches[0]}",
         "/rules",
+        "/ladder",
         "/matches/987654",  # the error page
     ]
 
@@ -71,7 +72,8 @@ def test_every_page_fits_a_400px_screen(phone: Any, site: Site, shots: Path) -> 
             "as => as.map(a => { const r = a.getBoundingClientRect();"
             " return [a.textContent, r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.height > 0]; })",
         )
-        assert [name for name, _ in links] == ["Leaderboard", "Tournaments", "Matches", "Rules", "API"]
+        names = ["Leaderboard", "Ladder", "Tournaments", "Matches", "Rules", "API"]
+        assert [name for name, _ in links] == names
         assert all(on_screen for _, on_screen in links), (path, links)
         name = path.replace("/", "_").replace("?", "_")
         phone.screenshot(path=str(shots / f"narrow{name}.png"), full_page=True)

@@ -1,7 +1,7 @@
 """``/matches/{id}/analysis``: the analysis of a stored match (arena/strength/analysis.py) as JSON.
 
-* ``POST /matches/{id}/analysis`` starts the analysis in a background thread (one at a time; a
-  request for one already running or done starts nothing) and answers like ``GET``;
+* ``POST /matches/{id}/analysis`` starts the analysis in a background thread (analyses run one
+  at a time; a request for one already running or done starts nothing) and answers like ``GET``;
 * ``GET /matches/{id}/analysis`` answers ``{"status": "none" | "running" | "done" | "error"}``,
   with ``"analysis"`` (:meth:`arena.strength.analysis.Analysis.to_json`) when done and
   ``"detail"`` on an error.  202 while running, 200 otherwise.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from fastapi import APIRouter
@@ -43,7 +42,7 @@ class AnalysisJobs:
         self.done: OrderedDict[Key, dict[str, Any]] = OrderedDict()
         self.running: set[Key] = set()
         self.errors: dict[Key, str] = {}
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
+        self.one_at_a_time = threading.Lock()  # analyses run one after another, each in a daemon thread
         self._evaluator: tuple[Any, str, frozenset[str]] | None = None
 
     def evaluator(self) -> tuple[Any, str, frozenset[str]]:
@@ -82,10 +81,15 @@ class AnalysisJobs:
             if key not in self.done and key not in self.running:
                 self.errors.pop(key, None)
                 self.running.add(key)
-                self.pool.submit(self._run, key)
+                # a daemon thread: a server that stops does not wait for an analysis to finish
+                threading.Thread(target=self._run, args=(key,), name="analysis", daemon=True).start()
         return self.status(key)
 
     def _run(self, key: Key) -> None:
+        with self.one_at_a_time:
+            self._analyse(key)
+
+    def _analyse(self, key: Key) -> None:
         from arena.strength.analysis import analyse
 
         match_id = key[0]

@@ -292,7 +292,6 @@ def verify(
         raise typer.Exit(1)
 
 
-
 @app.command("analyse")
 def analyse(
     match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id (see 'arena replays list')")],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -18,9 +18,6 @@ from arena.lobby import LobbyConfig, LobbyError
 from arena.referee.server import TlsFiles
 
 from .common import database, fail
-
-if TYPE_CHECKING:
-    from arena.store.db import Database
 
 
 def serve(
@@ -126,16 +123,19 @@ def serve(
 
         ctx = ServeContext(db, jobs=jobs, cluster=cluster, sandbox=sandbox, log=say)
 
-        def ready(services: list[Any], address: str | None) -> None:
+        def ready(services: list[Any], running_lobby: Any, address: str | None) -> None:
             where = f"the Dask cluster {cluster}" if cluster else f"{jobs} local worker process(es)"
             running = ", ".join(s.name for s in services) or "none"
             say(
                 f"Pool Arena server: {url_of(sock)}  (database {describe(db.url)}; matches on {where}"
                 f"{'' if sandbox else ', UNSANDBOXED'}; services: {running}; Ctrl-C to stop)"
             )
-            if address is not None and lobby is not None:
-                names = ", ".join(r for r in _remote_names(db))
-                say(f"lobby listening on {address}{' with TLS' if tls else ''} for remote bots: {names}")
+            if address is not None and running_lobby is not None:
+                names = ", ".join(r.name for r in running_lobby.remotes)
+                say(
+                    f"lobby (tournament {running_lobby.tournament_id}) listening on {address}"
+                    f"{' with TLS' if tls else ''} for remote bots: {names}"
+                )
 
         try:
             outcome = asyncio.run(run(db, sock, options, ctx, on_ready=ready))
@@ -159,13 +159,6 @@ def serve(
     say(f"arena serve: stopped after {duration:g} s{lobby_part}")
     if outcome.errors:
         raise typer.Exit(1)
-
-
-def _remote_names(db: Database) -> list[str]:
-    from arena.store.bots import remote_versions, version_names
-
-    ids = [v.id for v, _ in remote_versions(db) if v.id is not None]
-    return list(version_names(db, ids).values())
 
 
 def _require_sandbox() -> None:

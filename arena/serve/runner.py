@@ -66,7 +66,7 @@ async def run(
     options: ServeOptions,
     ctx: ServeContext,
     *,
-    on_ready: Callable[[list[BackgroundService], str | None], None] = lambda _s, _a: None,
+    on_ready: Callable[[list[BackgroundService], Lobby | None, str | None], None] = lambda _s, _l, _a: None,
 ) -> ServeOutcome:
     """Serve until a stop signal (or ``options.duration``); see the module docstring."""
     outcome = ServeOutcome()
@@ -112,7 +112,7 @@ async def run(
             lobby_task = asyncio.create_task(lobby.run())
         while not server.started and not web.done():
             await asyncio.sleep(0.02)
-        on_ready(started, address)
+        on_ready(started, lobby, address)
         if options.duration:
             loop.call_later(options.duration, stop, None)
         waiters: set[asyncio.Future[object]] = {asyncio.ensure_future(done.wait()), web}  # type: ignore[arg-type]

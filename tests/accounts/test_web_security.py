@@ -27,8 +27,12 @@ def site(db: Database) -> Iterator[str]:
     limits = Limits(
         RateLimiter(4, 1 / 600), RateLimiter(100, 1), RateLimiter(3, 1 / 600), RateLimiter(6, 1 / 600)
     )
-    with BackgroundServer(serve_app(db, Accounts(db, limits=limits))) as url:
+    server = BackgroundServer(serve_app(db, Accounts(db, limits=limits)))
+    url = server.start(timeout=120.0)  # generous: the machine may be loaded
+    try:
         yield url
+    finally:
+        server.stop()
 
 
 def _nothing_stored(db: Database, home: Path) -> None:

@@ -136,8 +136,8 @@ def test_serve_stops_cleanly_on_sigterm_mid_match(sqlite_url: str, arena_home: P
     token = re.search(r"\brt_\S+", added.stdout + added.stderr)
     assert token is not None, added.stdout + added.stderr
     run = start(
-        arena_home, db_url, tmp_path / "serve.log", "serve", "--listen", "127.0.0.1:0", "--port", "0", "--no-sandbox",
-        "--games", "1", "--move-time", "60", "--bank", "0",
+        arena_home, db_url, tmp_path / "serve.log", "serve", "--listen", "127.0.0.1:0", "--port", "0",
+        "--no-sandbox", "--games", "1", "--move-time", "60", "--bank", "0",
     )  # fmt: skip
     bot = None
     try:
@@ -168,8 +168,10 @@ def test_serve_stops_cleanly_on_sigterm_mid_match(sqlite_url: str, arena_home: P
         "arena serve: stopped by SIGTERM: 0 matches played, 1 in progress recorded as failed (interrupted)"
     ), output
     assert "Traceback" not in output, output
+    lobby = re.search(r"lobby \(tournament (\d+)\)", output)  # (a ladder may have tournament 1)
+    assert lobby is not None, output
     db = Database(db_url)
-    rows = match_rows(db, 1)
+    rows = match_rows(db, int(lobby.group(1)))
     db.close()
     assert [r["status"] for r in rows] == ["failed"], rows
 

@@ -8,7 +8,7 @@ import logging
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, insert, update
@@ -18,6 +18,10 @@ from sqlmodel import Session, col, select
 from arena.referee import MatchResult
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
+from arena.tournament.task import MatchTask as MatchTask
+from arena.tournament.task import SeatTask as SeatTask
+from arena.tournament.task import compress_replay as compress_replay
+from arena.tournament.task import pack_replay as pack_replay
 
 from .bots import command_of
 from .db import Database, StoreError
@@ -47,34 +51,6 @@ class UnknownMatchError(StoreError):
 
 class CorruptReplayError(StoreError):
     """A stored replay whose bytes do not decompress or do not match their hash."""
-
-
-@dataclass(frozen=True)
-class SeatTask:
-    """What a worker needs to launch one seat's bot."""
-
-    version_id: int
-    name: str
-    command: tuple[str, ...]
-    persistent: bool
-
-
-@dataclass(frozen=True)
-class MatchTask:
-    """Everything a worker needs to play one match (picklable)."""
-
-    match_id: int
-    tournament_id: int
-    seed: int
-    seats: tuple[SeatTask, ...]
-    control: TimeControl  # the tournament's, from :func:`time_control_of`
-    sandbox: SandboxLimits | None = None
-    rules: str = "1"  # the rules version id the match is played under (the tournament's)
-
-    @property
-    def key(self) -> str:
-        """A readable, unique match name: ``t3-m17``."""
-        return f"t{self.tournament_id}-m{self.match_id}"
 
 
 def create_tournament(
@@ -262,21 +238,6 @@ def mark_running(db: Database, match_ids: list[int]) -> None:
     )
     with db.session() as session:
         session.connection().execute(change)
-
-
-def compress_replay(text: str) -> tuple[bytes, str]:
-    """zlib-compressed UTF-8 and the sha256 of the uncompressed text."""
-    raw = text.encode("utf-8")
-    return zlib.compress(raw, 6), hashlib.sha256(raw).hexdigest()
-
-
-def pack_replay(result: MatchResult) -> MatchResult:
-    """``result`` with its replay packed for storage (:attr:`MatchResult.packed`): done by the
-    worker that played it, so that the coordinator, the one writer, does not spend its time
-    compressing (and a cluster worker sends a smaller result)."""
-    if result.packed is not None:
-        return result
-    return replace(result, packed=compress_replay(result.replay))
 
 
 def _packed(result: MatchResult) -> tuple[bytes, str]:

@@ -30,7 +30,8 @@ from arena.hosting import BotSpec, LocalSeat, MatchHost
 from arena.live.publish import observer_for
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import kill_all_bots
-from arena.store.tournaments import MatchTask, pack_replay
+
+from .task import MatchTask, pack_replay
 
 T = TypeVar("T")
 

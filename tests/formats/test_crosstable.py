@@ -143,7 +143,7 @@ def test_cli_rejects_bad_combinations(sqlite_url: str, tmp_path: Path, arena_hom
                      "--tables", "4", code=None)  # fmt: skip
     assert out.returncode != 0 and "needs at least 4 bots" in out.stderr
     out = cli_inproc(
-        arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "ladder", code=None
+        arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "league", code=None
     )
     assert out.returncode != 0 and "swiss" in out.stderr and "knockout" in out.stderr
 

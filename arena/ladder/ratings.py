@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -29,7 +29,7 @@ from arena.referee import MatchResult
 from arena.store.db import Database
 from arena.store.models import Match, MatchSeat, MatchStatus, utcnow
 from arena.store.models_ladder import LadderFit, LadderRating, LadderRatingHistory
-from arena.store.tournaments import record_result
+from arena.store.tournaments import record_result, record_results
 
 FIT_RESAMPLES = 20
 """Bootstrap replicates of the published table's fit (its 95% interval)."""
@@ -91,6 +91,12 @@ def record_rated(db: Database, match_id: int, result: MatchResult) -> bool:
     """Record a ladder match's result and update its ratings, one transaction (the ladder's
     recorder for :func:`arena.tournament.runner.coordinate`); False for a duplicate result."""
     return record_result(db, match_id, result, after=_rate)
+
+
+def record_rated_batch(db: Database, items: Sequence[tuple[int, MatchResult]]) -> list[bool]:
+    """Record a batch of ladder results and update the ratings match by match, all in one
+    transaction (the ladder's batch recorder for :func:`arena.tournament.runner.coordinate`)."""
+    return record_results(db, items, after=_rate)
 
 
 def beliefs(db: Database, tournament_id: int) -> dict[int, Belief]:

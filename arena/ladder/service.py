@@ -46,7 +46,7 @@ from arena.tournament.runner import (
 
 from .field import ensure_ladder
 from .pull import pull_ladder
-from .ratings import fit_state, record_rated, refit
+from .ratings import fit_state, record_rated, record_rated_batch, refit
 
 IDLE = 0.5
 """Seconds between questions while the ladder has nothing to play (fewer than 2 active bots)."""
@@ -172,7 +172,7 @@ def run_ladder(
             coordinate(
                 db, tid, tasks, made, progress=progress, stop_after=stop_after,
                 hint=f"Check the bot logs in {log_dir}. ", guard=guard,
-                puller=idle_puller(stop), recorder=record_rated,
+                puller=idle_puller(stop), recorder=record_rated, batch_recorder=record_rated_batch,
             )  # fmt: skip
         finally:
             refitter.stop()

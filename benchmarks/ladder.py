@@ -256,6 +256,19 @@ def _bots(db: Database, folder: Path) -> list[str]:
     return names
 
 
+def _busy(db: Database, tid: int) -> float:
+    """Seconds the workers spent in matches (each match from its start to its result)."""
+    from sqlmodel import select
+
+    from arena.store.models import Match
+
+    with db.session() as session:
+        spans = session.exec(
+            select(Match.started_at, Match.finished_at).where(Match.tournament_id == tid)
+        ).all()
+    return sum((b - a).total_seconds() for a, b in spans if a is not None and b is not None)
+
+
 def throughput(work: Path, games: int) -> dict[str, float]:
     """Matches/s of a round robin and of the ladder, same bots, 2 workers, tables of 2."""
     import os
@@ -289,11 +302,15 @@ def throughput(work: Path, games: int) -> dict[str, float]:
             tid = run_ladder(db, settings, jobs=2)
         elapsed = time.perf_counter() - t0
         done = status_counts(db, tid).get("finished", 0)
+        busy = _busy(db, tid) / (2 * elapsed)
         out[f"{kind}_matches"] = done
         out[f"{kind}_per_s"] = done / elapsed
-        print(f"  {kind:<12} {done} matches in {elapsed:5.1f} s: {done / elapsed:5.2f} matches/s", flush=True)
+        out[f"{kind}_busy"] = busy
+        print(f"  {kind:<12} {done} matches in {elapsed:5.1f} s: {done / elapsed:5.2f} matches/s, "
+              f"workers busy {busy:.0%} of the time", flush=True)  # fmt: skip
         db.close()
     out["ratio"] = out["ladder_per_s"] / out["round-robin_per_s"]
+    out["busy_ratio"] = out["ladder_busy"] / out["round-robin_busy"]
     return out
 
 
@@ -384,7 +401,8 @@ def main() -> None:
         if not args.skip_throughput:
             print("(b) matches per second, 2 workers ...", flush=True)
             summary["throughput"] = throughput(work, 1 if args.quick else 4)
-            print(f"  ladder / round robin = {summary['throughput']['ratio']:.3f}")
+            tp = summary["throughput"]
+            print(f"  ladder / round robin: matches/s {tp['ratio']:.3f}, workers busy {tp['busy_ratio']:.3f}")
         if not args.skip_live:
             print("(c) live latency ...", flush=True)
             summary["live"] = live_latency(work, 2 if args.quick else 6)

@@ -80,12 +80,10 @@ def head_to_head(
     """For each pair of ``versions`` (row, column): the share of their meetings in the ladder's
     last ``window`` finished matches where the row finished ahead (a tie counts a half), and how
     many meetings; None where they never met."""
-    bound = text(
-        "SELECT id FROM \"match\" WHERE tournament_id = :t ORDER BY id DESC LIMIT 1 OFFSET :n"
-    )
+    bound = text('SELECT id FROM "match" WHERE tournament_id = :t ORDER BY id DESC LIMIT 1 OFFSET :n')
     query = text(
         "SELECT ms.match_id, ms.bot_version_id, ms.placing FROM matchseat ms "
-        "JOIN \"match\" m ON m.id = ms.match_id "
+        'JOIN "match" m ON m.id = ms.match_id '
         "WHERE ms.match_id >= :lo AND m.tournament_id = :t AND m.status = 'finished'"
     )
     with db.engine.connect() as conn:

@@ -4,8 +4,8 @@ One asyncio loop in the main thread serves the web app and the lobby; each backg
 works in its own thread with its own match workers (see :mod:`arena.serve.services`).  SIGINT,
 SIGTERM and SIGHUP stop everything in order: the web server stops accepting and finishes its
 requests, the lobby stops (its matches in flight are recorded as failed, interrupted), then
-every service stops (its matches in flight are abandoned and played again at the next start).
-A second signal ends the process at once.
+every service stops, all at once (its matches in flight are abandoned and played again at the
+next start).  A second signal ends the process at once.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import contextlib
 import os
 import signal
 import socket
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -50,6 +51,17 @@ class ServeOutcome:
     lobby_played: int | None = None
     lobby_cut: int = 0
     errors: list[str] = field(default_factory=list)
+
+
+SLOW_STOP = 10.0  # seconds: a service that takes longer to stop is named in the log
+
+
+async def _stop_service(service: BackgroundService, ctx: ServeContext) -> None:
+    started = time.monotonic()
+    await asyncio.to_thread(service.stop)
+    took = time.monotonic() - started
+    if took > SLOW_STOP:
+        ctx.log(f"{service.name}: took {took:.0f} s to stop")
 
 
 class _Server(uvicorn.Server):
@@ -132,8 +144,7 @@ async def run(
             finally:
                 outcome.lobby_cut = lobby.interrupted
                 await lobby.close()
-        for s in reversed(started):
-            await asyncio.to_thread(s.stop)
+        await asyncio.gather(*(_stop_service(s, ctx) for s in started))  # at once: each waits on its own
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
     return outcome

@@ -65,7 +65,7 @@ class ServeProcess:
             time.sleep(0.1)
         raise AssertionError(f"arena serve did not start:\n{self.output()}")
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 150.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:

@@ -197,3 +197,26 @@ def _copy(tmp_path: Path, name: str) -> Path:
     path = tmp_path / "bots" / f"{name}.py"
     path.write_text(sample("greedy").read_text() + f"# {name}\n")
     return path
+
+
+def test_ladder_show(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
+    """'arena ladder show': no ladder yet is exit 1 with what to do; then the standings, ranked
+    by mu - 3 sigma with the provisional bots marked."""
+    from store.helpers import cli_inproc
+
+    db = Database(sqlite_url)
+    out = cli_inproc(arena_home, sqlite_url, "ladder", "show", code=1)
+    assert "no ladder yet" in out.stderr and "arena ladder run" in out.stderr
+    _register(db, ("g1", "r1"), tmp_path / "bots")
+    settings = LadderSettings(seed=2, table_sizes=(2,), control=TimeControl(2.0, 20.0), sandbox=None,
+                              max_tables=2)  # fmt: skip
+    run_ladder(db, settings, jobs=2)
+    db.close()
+    shown = cli_inproc(arena_home, sqlite_url, "ladder", "show", "--min-games", "3").stdout.splitlines()
+    assert [line.split()[1] for line in shown] == ["g1", "r1"] or [line.split()[1] for line in shown] == [
+        "r1",
+        "g1",
+    ]
+    assert all(" 4 games" in line for line in shown) and shown[0].split()[0] == "1"
+    provisional = cli_inproc(arena_home, sqlite_url, "ladder", "show").stdout
+    assert provisional.count("(provisional)") == 2

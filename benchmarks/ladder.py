@@ -13,8 +13,10 @@ Usage: .venv/bin/python benchmarks/ladder.py [--quick] [--matches N] [--keep DIR
     placings follow the scores, its seats get them by hidden strengths plus noise) and is rated
     by the ladder's own incremental OpenSkill in order; replays are stored for the last 1,000
     only (the timed pages never read replays, and 100,000 records would be ~1 GB).
-(b) **Matches per second**: the same 4 sample bots with 2 worker processes, a plain round robin
-    (tables of 2) and the ladder with as many tables (tables of 2), each from a cold start.
+(b) **Matches per second**: 4 copies of the greedy sample bot (so every table takes as long,
+    whoever sits at it) with 2 worker processes, a plain round robin (tables of 2) and the ladder
+    with as many tables (tables of 2), each from a cold start; and the share of the time the
+    workers were in a match.
 (c) **Live latency**: a ladder match played by real bots and watched over the SSE endpoint:
     for every step, the time from the referee applying it (its wall clock, sent with the step)
     to the watcher reading it (p50, p95).  The browser test measures the same in Chromium.
@@ -246,12 +248,13 @@ def time_pages(url: str, repeat: int = 20) -> dict[str, Any]:
     return out
 
 
-def _bots(db: Database, folder: Path) -> list[str]:
-    names = ["greedy", "invader", "random", "greedy2"]
+def _bots(db: Database, folder: Path, sample: str | None = None) -> list[str]:
+    """Four bots: greedy, invader, random and a second greedy; or four copies of ``sample``."""
+    names = [f"{sample}{i}" for i in range(1, 5)] if sample else ["greedy", "invader", "random", "greedy2"]
     folder.mkdir(exist_ok=True)
     for name in names:
         f = folder / f"{name}.py"
-        f.write_text((BOTS / f"{name.rstrip('2')}_bot.py").read_text() + f"# {name}\n")
+        f.write_text((BOTS / f"{name.rstrip('1234')}_bot.py").read_text() + f"# {name}\n")
         add_bot(db, name, f)
     return names
 
@@ -285,7 +288,7 @@ def throughput(work: Path, games: int) -> dict[str, float]:
         home.mkdir()
         os.environ["ARENA_HOME"] = str(home)
         db = Database(f"sqlite:///{home / 'arena.db'}")
-        names = _bots(db, home / "bots")
+        names = _bots(db, home / "bots", "greedy")  # equal bots: every table takes as long
         t0 = time.perf_counter()
         if kind == "round-robin":
             t = create(

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from arena.endings import is_forfeit
+from arena.endings import Reason, is_forfeit
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, Match, MatchSeat
 from arena.store.models_accounts import BotOwner, BotUpload, UploadStatus, UserAccount
@@ -144,13 +144,14 @@ def bot_page(db: Database, name: str) -> BotPage:
         slowest = [
             Slow(s.match_id, number[s.bot_version_id], s.think_max or 0.0, s.decisions) for s in slow_rows
         ]
-        seat_rows = session.exec(
+        seat_rows = session.exec(  # the forfeits only, newest first (a ladder bot has 10,000s of seats)
             select(MatchSeat, Match)
             .join(Match, col(Match.id) == col(MatchSeat.match_id))
-            .where(col(MatchSeat.bot_version_id).in_(vids), col(MatchSeat.termination).is_not(None))
+            .where(col(MatchSeat.bot_version_id).in_(vids), col(MatchSeat.termination).in_(list(Reason)))
             .order_by(col(Match.id).desc())
+            .limit(FORFEITS)
         ).all()
-        forfeited = [(s, m) for s, m in seat_rows if is_forfeit(s.termination)][:FORFEITS]
+        forfeited = [(s, m) for s, m in seat_rows if is_forfeit(s.termination)]
     views = []
     for v in versions:
         assert v.id is not None

@@ -9,15 +9,21 @@ results change after every match.  :class:`LeaderboardCache` answers at once:
 - for a small result set (at most :data:`SYNC_LIMIT` finished matches) by computing it in the
   request, as before;
 - otherwise with the last leaderboard it computed (*stale*: the page says so and how many
-  matches it covers) or none yet (*computing*), while one background thread recomputes it (one
+  matches it covers) or none yet (*computing*), while it is recomputed in the background (one
   computation per leaderboard at a time; a newer result set is picked up by the next request).
+
+The background computation runs in a process of its own (:func:`compute_in_process`, one
+spawned worker, the database opened read-only there): a refit is CPU-bound Python and, on a
+thread of the web process, would hold the interpreter lock that every request needs.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from arena.leaderboard import LeaderRow
@@ -53,17 +59,47 @@ class Answer:
         return None
 
 
-class LeaderboardCache:
-    """Leaderboards by (tournament, system), recomputed in the background (module docstring)."""
+def compute_in_process(url: str, tournament_id: int | None, system: str) -> list[LeaderRow]:
+    """The leaderboard, computed in a worker process over a read-only opening of ``url``."""
+    from arena.leaderboard import leaderboard
 
-    def __init__(self, db: Database, compute: Compute, sync_limit: int = SYNC_LIMIT) -> None:
+    db = Database(url, readonly=True)
+    try:
+        return leaderboard(db, tournament_id=tournament_id, system=system)
+    finally:
+        db.close()
+
+
+class LeaderboardCache:
+    """Leaderboards by (tournament, system), recomputed in the background (module docstring).
+    ``background`` computes one away from the request threads (default: in a spawned process,
+    :func:`compute_in_process`); ``compute`` in the request, for small result sets."""
+
+    def __init__(
+        self,
+        db: Database,
+        compute: Compute,
+        sync_limit: int = SYNC_LIMIT,
+        background: Compute | None = None,
+    ) -> None:
         self.db = db
         self.compute = compute
+        self.background = background or self._in_process
         self.sync_limit = sync_limit
         self.values: dict[Key, tuple[tuple[int, int], list[LeaderRow] | Exception]] = {}
         self.running: set[Key] = set()
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="arena-leaderboard")
+        self._procs: ProcessPoolExecutor | None = None
+
+    def _in_process(self, tournament_id: int | None, system: str) -> list[LeaderRow]:
+        if self._procs is None:
+            self._procs = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            return self._procs.submit(compute_in_process, self.db.url, tournament_id, system).result()
+        except BrokenProcessPool:
+            self._procs = None
+            raise
 
     def get(self, tournament_id: int | None, system: str) -> Answer:
         """The leaderboard now (never waits for a big refit)."""
@@ -90,9 +126,11 @@ class LeaderboardCache:
             return Answer([], fresh, computing, n, value)
         return Answer(value, fresh, computing, n)
 
-    def _compute(self, key: Key, at: tuple[int, int]) -> list[LeaderRow] | Exception:
+    def _compute(
+        self, key: Key, at: tuple[int, int], how: Compute | None = None
+    ) -> list[LeaderRow] | Exception:
         try:
-            value: list[LeaderRow] | Exception = self.compute(*key)
+            value: list[LeaderRow] | Exception = (how or self.compute)(*key)
         except Exception as exc:  # kept and shown (e.g. ratings that cannot be computed)
             value = exc
         with self.lock:
@@ -103,7 +141,7 @@ class LeaderboardCache:
 
     def _background(self, key: Key, at: tuple[int, int]) -> None:
         try:
-            self._compute(key, at)
+            self._compute(key, at, self.background)
         finally:
             with self.lock:
                 self.running.discard(key)

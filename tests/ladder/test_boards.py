@@ -46,7 +46,7 @@ def test_big_result_sets_are_refitted_in_the_background(sqlite_db: Database) -> 
         gate.wait(10)
         return [_row(f"v{len(calls)}")]
 
-    cache = LeaderboardCache(db, slow, sync_limit=2)
+    cache = LeaderboardCache(db, slow, sync_limit=2, background=slow)
     t0 = time.perf_counter()
     first = cache.get(None, "pl")
     assert time.perf_counter() - t0 < 1.0  # did not wait for the slow refit
@@ -81,3 +81,21 @@ def test_small_result_sets_are_computed_in_the_request_and_errors_kept(sqlite_db
     assert answer.fresh and isinstance(answer.error, ValueError)
     ok = LeaderboardCache(sqlite_db, lambda tid, s: [_row("a")]).get(7, "elo")
     assert ok.fresh and [r.bot for r in ok.rows] == ["a"]
+
+
+def test_the_background_refit_runs_in_a_process_of_its_own(sqlite_db: Database) -> None:
+    """By default the big refit happens in a spawned process over a read-only opening (a
+    CPU-bound refit on a thread would hold the interpreter lock every request needs)."""
+    _finish(sqlite_db, 3)
+
+    def never(tid: int | None, system: str) -> list[LeaderRow]:
+        raise AssertionError("computed in the request's process")
+
+    cache = LeaderboardCache(sqlite_db, never, sync_limit=0)
+    assert cache.get(None, "pl").computing
+    deadline = time.monotonic() + 60
+    while not (answer := cache.get(None, "pl")).fresh:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert answer.error is None and answer.rows == []  # matches without seats: nobody rated
+    assert cache._procs is not None

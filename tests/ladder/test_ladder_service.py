@@ -173,7 +173,9 @@ def test_forfeiting_bot_and_a_worker_killed_mid_match(sqlite_db: Database, tmp_p
     crasher = next(r["versions"][list(r["bots"]).index("crasher")] for r in seated)  # type: ignore[index,call-overload]
     assert min(b, key=lambda v: b[v].mu) == crasher
 
-    # the cached fit: stale until refitted, then current; a new result makes it stale again
+    # the cached fit: refitted in the background (a process of its own) while the ladder ran,
+    # stale until refitted, then current; a new result makes it stale again
+    assert fit_state(db, tid).matches > 0
     state = refit(db, tid)
     assert state.fresh and set(state.ratings) == set(b)
     # a new bot joins, a removed one leaves: 4 more tables

@@ -1,14 +1,21 @@
 """Cluster throughput, to size a Dask cluster: what workers deliver, what one coordinator absorbs.
 
-Usage: .venv/bin/python benchmarks/cluster.py [--games N] [--absorb N] [--database-url URL]
+Usage: .venv/bin/python benchmarks/cluster.py [--quick] [--games N] [--absorb N] [--database-url URL]
 
 (a) matches per second of a 4-bot round robin at 4-player tables (greedy bots kept running
     across matches, unsandboxed as in benchmarks/tournament.py) on a local Dask cluster of 1 and
     of 2 worker processes (one match at a time each), and the same on the local runner (--jobs 2)
     for comparison.  "steady" excludes the start of the workers and bots (first to last result).
+    Each run also prints the CPU seconds per match of everything it started (workers, bots:
+    counted once reaped) and of this process (coordinator and scheduler), and the cores busy
+    (CPU / wall): one worker plays one match at a time, a ping-pong between the referee and one
+    bot, so it keeps about one core busy and gets the other core's spare time for the scheduler,
+    the coordinator and gRPC's threads for free; two idle cores bound the speed-up of 2 workers
+    by about 2 / (cores busy with 1 worker), printed as "bound".
 (b) the coordinator's own cost per match: the same loop fed precomputed results of real
-    matches (real replays) by an executor that plays instantly; split into mark_running,
-    record_result (one transaction: status, seats, compressed replay) and the rest.
+    matches (real replays) by an executor that plays instantly (8 in flight); split into
+    mark_running, record_results (one transaction per batch: status, seats, the replay its
+    worker compressed: the results are packed as a worker packs them) and the rest.
 (c) Dask's own cost per task: trivial tasks through the scheduler, submitted as the
     coordinator submits matches (a few in flight per worker thread).
 """
@@ -62,11 +69,21 @@ def make_tournament(db: Any, games: int) -> int:
     return t.id
 
 
-def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float, float]:
-    """Run the tournament on ``where`` ("cluster:N" or "local:N"); matches, total, steady seconds."""
+def cpu() -> float:
+    """CPU seconds (user + system) of this process and its reaped children."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float, float, float]:
+    """Run the tournament on ``where`` ("cluster:N" or "local:N"); matches, total, steady seconds
+    and the CPU seconds of everything (this process, the workers and bots it started)."""
     from arena.store.db import Database
     from arena.tournament.cluster import local_cluster, run_tournament_on_cluster
     from arena.tournament.runner import Progress, run_tournament
+    from arena.tournament.task import pack_replay
 
     kind, n = where.split(":")
     with fresh_home():
@@ -77,8 +94,9 @@ def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float,
         def progress(p: Progress) -> None:
             stamps.append(time.perf_counter())
             if p.last is not None:
-                results.append(p.last)
+                results.append(pack_replay(p.last))
 
+        used = cpu()
         if kind == "cluster":
             with local_cluster(int(n)) as client:
                 client.wait_for_workers(int(n))
@@ -89,8 +107,9 @@ def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float,
             start = time.perf_counter()
             run_tournament(db, tid, jobs=int(n), progress=progress)
             total = time.perf_counter() - start
+        used = cpu() - used
         db.close()
-    return len(stamps), total, stamps[-1] - stamps[0]
+    return len(stamps), total, stamps[-1] - stamps[0], used
 
 
 class InstantExecutor:
@@ -147,18 +166,18 @@ def coordinator_cost(results: list[Any], games: int, url: str | None) -> dict[st
     with fresh_home():
         db = Database(url) if url else Database()
         tid = make_tournament(db, games)
-        saved = runner.mark_running, runner.record_result
+        saved = runner.mark_running, runner.record_results
         runner.mark_running = timed("mark_running", tournaments.mark_running)
-        runner.record_result = timed("record_result", tournaments.record_result)
+        runner.record_results = timed("record_result", tournaments.record_results)
         try:
             start = time.perf_counter()
             tasks = runner.open_run(db, tid)
             runner.coordinate(db, tid, tasks, InstantExecutor(results))
             total = time.perf_counter() - start
         finally:
-            runner.mark_running, runner.record_result = saved
+            runner.mark_running, runner.record_results = saved
+        n = tournaments.status_counts(db, tid).get("finished", 0)
         db.close()
-    n = len(timings["record_result"])
     mark = sum(timings["mark_running"]) / n
     rec = sum(timings["record_result"]) / n
     return {"matches": n, "total": total / n, "mark_running": mark, "record_result": rec}
@@ -199,7 +218,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="trivial tasks for the scheduler measurement")
     parser.add_argument("--database-url", help="coordinator measurement on this (empty) database")
     parser.add_argument("--only-dask", action="store_true", help="run (c) only")
+    parser.add_argument("--quick", action="store_true", help="--games 3 --absorb 10 --tasks 200")
     args = parser.parse_args()
+    if args.quick:
+        args.games, args.absorb, args.tasks = 3, 10, 200
+    print("uptime: " + os.popen("uptime").read().strip())
     results: list[Any] = []
     if not args.only_dask:
         matches_and_coordinator(args, results)
@@ -212,17 +235,20 @@ def main() -> None:
 def matches_and_coordinator(args: argparse.Namespace, results: list[Any]) -> None:
     """Parts (a) and (b)."""
     print(f"(a) matches/s, 4-player greedy tables, {4 * args.games} matches per run", flush=True)
-    rates = {}
+    rates, busy = {}, {}
     for where in ("cluster:1", "cluster:2", "local:2"):
-        n, total, steady = run_matches(where, args.games, results)
+        n, total, steady, used = run_matches(where, args.games, results)
         rates[where] = (n - 1) / steady
+        busy[where] = used / total
         label = {"cluster:1": "Dask, 1 worker ", "cluster:2": "Dask, 2 workers", "local:2": "local --jobs 2 "}
         print(
             f"    {label[where]}: {n} matches in {total:6.2f}s = {n / total:5.2f}/s overall, "
-            f"{(n - 1) / steady:5.2f}/s steady",
+            f"{(n - 1) / steady:5.2f}/s steady; CPU {used / n * 1000:.0f} ms per match, "
+            f"cores busy {used / total:.2f}",
             flush=True,
         )
-    print(f"    speed-up 2 vs 1 Dask workers (steady): {rates['cluster:2'] / rates['cluster:1']:.2f}x")
+    print(f"    speed-up 2 vs 1 Dask workers (steady): {rates['cluster:2'] / rates['cluster:1']:.2f}x; bound "
+          f"on 2 idle cores 2 / {busy['cluster:1']:.2f} = {2 / busy['cluster:1']:.2f}x")  # fmt: skip
     sizes = [len(r.replay.encode()) for r in results]
     packed = [len(zlib.compress(r.replay.encode(), 6)) for r in results]
     pickled = [len(pickle.dumps(r)) for r in results]

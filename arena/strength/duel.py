@@ -66,6 +66,8 @@ def params_from_text(text: str) -> Params:
         value: object = tuple(float(x) for x in v.split(",")) if "," in v else float(v)
         if k == "max_spend":
             value = int(v)
+        if k == "final_round_result":
+            value = v == "1"
         (low if k in ("lam", "rho", "chip", "horizon", "pace") else top)[k] = value
     return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
 

@@ -83,6 +83,7 @@ class Params:
     spread: float = 0.0  # setup: minus this per own towel already in the lounger's colour
     focus: float = 0.0  # opponent modelling: 0 = off; else closeness scale (points per sqrt round)
     last_turn_scale: float = 10.0  # points per opponent beaten, in the game's last turn (0 = off)
+    final_round_result: bool = False  # every seat's turn in the final round plays for the result
     max_spend: int = 2  # chips the planner may spend in one turn (1..4): bounds the tree
 
     @staticmethod
@@ -308,7 +309,8 @@ class SearchPolicy:
     def model(self, state: State) -> WorthModel:
         """The worth model for this state (the last turn has its own)."""
         p = self.params(state)
-        if p.last_turn_scale > 0 and is_last_turn(state):
+        last = is_last_turn(state) or (p.final_round_result and state.final_round)
+        if p.last_turn_scale > 0 and last:
             return LastTurn(p.last_turn_scale)
         if self.worth_model is not None:
             return self.worth_model

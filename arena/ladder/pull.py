@@ -27,6 +27,8 @@ from arena.tournament.pull import settings_of
 from .field import active_versions, sync_field
 
 OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+AHEAD = 4
+"""Tables stored per question at most (the format stops at its ``inflight`` limit first)."""
 
 
 def summary_of(db: Database, tournament_id: int, entry: dict[int, int]) -> tuple[Summary, int]:
@@ -96,17 +98,17 @@ def ask(db: Database, tournament_id: int) -> tuple[Ladder, Next, list[int], int]
     return fmt, fmt.next(History()), field, seen
 
 
-def pull_ladder(db: Database, tournament_id: int) -> list[MatchTask] | None:
-    """Store the ladder's next table, if any (see the module docstring); return the queued
-    matches, or None when the ladder is finished (only with ``max_tables``)."""
-    _, answer, field, seen = ask(db, tournament_id)
-    if isinstance(answer, Finished):
-        return None
-    if isinstance(answer, Play):
-        append_matches(
-            db,
-            tournament_id,
-            seen=seen,
-            matches=[(p.round, p.seed, p.group, tuple(field[e] for e in p.seating)) for p in answer.pairings],
-        )
+def pull_ladder(db: Database, tournament_id: int, most: int = AHEAD) -> list[MatchTask] | None:
+    """Store the ladder's next tables, as many as it hands out now (up to ``most``, each asked
+    with the previous one stored: a worker that frees up finds a match queued); return the
+    queued matches, or None when the ladder is finished (only with ``max_tables``)."""
+    for _ in range(most):
+        _, answer, field, seen = ask(db, tournament_id)
+        if isinstance(answer, Finished):
+            return queued_tasks(db, tournament_id) or None
+        if not isinstance(answer, Play):
+            break
+        matches = [(p.round, p.seed, p.group, tuple(field[e] for e in p.seating)) for p in answer.pairings]
+        if not append_matches(db, tournament_id, seen=seen, matches=matches):
+            break
     return queued_tasks(db, tournament_id)

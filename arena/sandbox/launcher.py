@@ -454,8 +454,35 @@ def _check_executable(name: str, program: str, path: str, cwd: Path | None) -> N
         raise BotLaunchError(f"{name}: cannot start {program}: Permission denied")
 
 
+_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+"""Whether this kernel lists each task's children (``/proc/PID/task/TID/children``)."""
+
+
+def _children(pid: int) -> list[int]:
+    """The children of ``pid`` (of all its threads), from ``/proc/PID/task/*/children``."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(c) for c in f.read().split()]
+    return out
+
+
 def _descendant_states(root: int) -> list[str]:
-    """The states (R, S, T, Z, ...) of every descendant of ``root``, from /proc."""
+    """The states (R, S, T, Z, ...) of every descendant of ``root``, from /proc: by walking the
+    subtree's children lists where the kernel has them (a few reads: this runs before every
+    match for every kept-running bot), else by reading every process's stat."""
+    if _CHILDREN_FILES:
+        states, todo = [], _children(root)
+        while todo:
+            pid = todo.pop()
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except (OSError, IndexError):
+                continue  # it vanished meanwhile
+            todo += _children(pid)
+        return states
     children: dict[int, list[tuple[int, str]]] = {}
     for pid, fields in _proc_stats():
         children.setdefault(int(fields[1]), []).append((pid, fields[0]))

@@ -15,8 +15,9 @@ Usage: .venv/bin/python benchmarks/ladder.py [--quick] [--matches N] [--keep DIR
     only (the timed pages never read replays, and 100,000 records would be ~1 GB).
 (b) **Matches per second**: 4 copies of the greedy sample bot (so every table takes as long,
     whoever sits at it) with 2 worker processes, a plain round robin (tables of 2) and the ladder
-    with as many tables (tables of 2), each from a cold start; and the share of the time the
-    workers were in a match.
+    with as many tables (tables of 2), each from a cold start, alternately 3 times (``--quick``:
+    once): the medians of the ladder's matches/s, decisions/s (games differ in length by seed)
+    and share of the time the workers were in a match, over the round robin's.
 (c) **Live latency**: a ladder match played by real bots and watched over the SSE endpoint:
     for every step, the time from the referee applying it (its wall clock, sent with the step)
     to the watcher reading it (p50, p95).  The browser test measures the same in Chromium.
@@ -272,8 +273,24 @@ def _busy(db: Database, tid: int) -> float:
     return sum((b - a).total_seconds() for a, b in spans if a is not None and b is not None)
 
 
-def throughput(work: Path, games: int) -> dict[str, float]:
-    """Matches/s of a round robin and of the ladder, same bots, 2 workers, tables of 2."""
+def _decisions(db: Database, tid: int) -> int:
+    """Decisions the bots made in the tournament's matches (games differ in length by seed)."""
+    from sqlalchemy import func
+    from sqlmodel import col, select
+
+    from arena.store.models import Match, MatchSeat
+
+    with db.session() as session:
+        n = session.exec(
+            select(func.sum(MatchSeat.decisions))
+            .join(Match, col(Match.id) == col(MatchSeat.match_id))
+            .where(Match.tournament_id == tid)
+        ).one()
+    return int(n or 0)
+
+
+def throughput_once(work: Path, games: int, kind: str) -> dict[str, float]:
+    """One cold run of a round robin or of the ladder: 4 equal bots, 2 workers, tables of 2."""
     import os
 
     from arena.ladder.service import LadderSettings, run_ladder
@@ -282,39 +299,48 @@ def throughput(work: Path, games: int) -> dict[str, float]:
     from arena.tournament.runner import run_tournament
     from arena.tournament.service import create
 
-    out: dict[str, float] = {}
-    for kind in ("round-robin", "ladder"):
-        home = work / kind
-        home.mkdir()
-        os.environ["ARENA_HOME"] = str(home)
-        db = Database(f"sqlite:///{home / 'arena.db'}")
-        names = _bots(db, home / "bots", "greedy")  # equal bots: every table takes as long
+    home = Path(tempfile.mkdtemp(prefix=kind, dir=work))
+    os.environ["ARENA_HOME"] = str(home)
+    db = Database(f"sqlite:///{home / 'arena.db'}")
+    names = _bots(db, home / "bots", "greedy")  # equal bots: every table takes as long
+    t0 = time.perf_counter()
+    if kind == "round-robin":
+        t = create(
+            db, names, fmt="round-robin", table_sizes=(2,), games=games, seed=3, move_time=1.0, bank=10.0
+        )
+        assert t.id is not None
         t0 = time.perf_counter()
-        if kind == "round-robin":
-            t = create(
-                db, names, fmt="round-robin", table_sizes=(2,), games=games, seed=3, move_time=1.0, bank=10.0
-            )
-            assert t.id is not None
-            t0 = time.perf_counter()
-            run_tournament(db, t.id, jobs=2)
-            tid = t.id
-        else:
-            tables = 6 * games  # as many tables (of 2) as the round robin: C(4, 2) per game
-            settings = LadderSettings(seed=3, table_sizes=(2,), control=TimeControl(1.0, 10.0), sandbox=None,
-                                      max_tables=tables)  # fmt: skip
-            tid = run_ladder(db, settings, jobs=2)
-        elapsed = time.perf_counter() - t0
-        done = status_counts(db, tid).get("finished", 0)
-        busy = _busy(db, tid) / (2 * elapsed)
-        out[f"{kind}_matches"] = done
-        out[f"{kind}_per_s"] = done / elapsed
-        out[f"{kind}_busy"] = busy
-        print(f"  {kind:<12} {done} matches in {elapsed:5.1f} s: {done / elapsed:5.2f} matches/s, "
-              f"workers busy {busy:.0%} of the time", flush=True)  # fmt: skip
-        db.close()
-    out["ratio"] = out["ladder_per_s"] / out["round-robin_per_s"]
-    out["busy_ratio"] = out["ladder_busy"] / out["round-robin_busy"]
+        run_tournament(db, t.id, jobs=2)
+        tid = t.id
+    else:
+        tables = 6 * games  # as many tables (of 2) as the round robin: C(4, 2) per game
+        settings = LadderSettings(seed=3, table_sizes=(2,), control=TimeControl(1.0, 10.0), sandbox=None,
+                                  max_tables=tables)  # fmt: skip
+        tid = run_ladder(db, settings, jobs=2)
+    elapsed = time.perf_counter() - t0
+    done = status_counts(db, tid).get("finished", 0)
+    out = {
+        "matches_per_s": done / elapsed,
+        "decisions_per_s": _decisions(db, tid) / elapsed,
+        "busy": _busy(db, tid) / (2 * elapsed),
+    }
+    m, d, b = out["matches_per_s"], out["decisions_per_s"], out["busy"]
+    print(f"  {kind:<12} {done} matches in {elapsed:5.1f} s: {m:5.2f} matches/s, {d:6.0f} decisions/s, "
+          f"workers busy {b:.0%}", flush=True)  # fmt: skip
+    db.close()
     return out
+
+
+def throughput(work: Path, games: int, repeat: int) -> dict[str, float]:
+    """Round robin and ladder, alternately ``repeat`` times each: the median of each ratio
+    (ladder / round robin), so a machine whose load changes meanwhile counts less."""
+    ratios: dict[str, list[float]] = {"matches_per_s": [], "decisions_per_s": [], "busy": []}
+    for _ in range(repeat):
+        rr = throughput_once(work, games, "round-robin")
+        ladder = throughput_once(work, games, "ladder")
+        for key in ratios:
+            ratios[key].append(ladder[key] / rr[key])
+    return {f"{key}_ratio": statistics.median(values) for key, values in ratios.items()}
 
 
 def live_latency(work: Path, tables: int) -> dict[str, float]:
@@ -403,9 +429,11 @@ def main() -> None:
             summary["pages"] = time_pages(url)
         if not args.skip_throughput:
             print("(b) matches per second, 2 workers ...", flush=True)
-            summary["throughput"] = throughput(work, 1 if args.quick else 4)
-            tp = summary["throughput"]
-            print(f"  ladder / round robin: matches/s {tp['ratio']:.3f}, workers busy {tp['busy_ratio']:.3f}")
+            tp = summary["throughput"] = throughput(work, 1 if args.quick else 4, 1 if args.quick else 3)
+            m, d, b = tp["matches_per_s_ratio"], tp["decisions_per_s_ratio"], tp["busy_ratio"]
+            print(
+                f"  ladder / round robin (medians): matches/s {m:.3f}, decisions/s {d:.3f}, workers busy {b:.3f}"
+            )
         if not args.skip_live:
             print("(c) live latency ...", flush=True)
             summary["live"] = live_latency(work, 2 if args.quick else 6)

@@ -113,16 +113,17 @@ class BotCgroup:
         return None
 
     def cpu_seconds(self) -> float | None:
-        """CPU time (user + system) used by every process that was ever in the cgroup."""
+        """CPU time (user + system) used by every process that was ever in the cgroup (read twice
+        for every decision: with plain system calls, a third of the cost of a file object)."""
         try:
             if self.v2:
-                for line in (self.dirs[""] / "cpu.stat").read_text().splitlines():
+                for line in _read(self.dirs[""] / "cpu.stat").splitlines():
                     key, value = line.split()
                     if key == "usage_usec":
                         return int(value) / 1e6
                 return None
             if "cpuacct" in self.dirs:
-                return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+                return int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
         except (OSError, ValueError, KeyError):
             return None
         return None
@@ -162,3 +163,12 @@ class BotCgroup:
                     if attempt % 25 == 24:
                         self.kill_all()
                     time.sleep(0.02)
+
+
+def _read(path: Path) -> str:
+    """A small control file's text, by plain system calls.  Raises OSError."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)

@@ -387,7 +387,7 @@ def live_latency(work: Path, tables: int) -> dict[str, float]:
                         now = time.time()
                         steps = json.loads(line[6:])["steps"]
                         if len(steps) < 20:  # a catch-up batch of earlier steps is not latency
-                            lat += [now - s["ts"] for s in steps]
+                            lat += [now - s["ts"] for s in steps if s["ts"]]
                     elif event == "end":
                         break
         ladder.join(120)
@@ -431,9 +431,8 @@ def main() -> None:
             print("(b) matches per second, 2 workers ...", flush=True)
             tp = summary["throughput"] = throughput(work, 1 if args.quick else 4, 1 if args.quick else 3)
             m, d, b = tp["matches_per_s_ratio"], tp["decisions_per_s_ratio"], tp["busy_ratio"]
-            print(
-                f"  ladder / round robin (medians): matches/s {m:.3f}, decisions/s {d:.3f}, workers busy {b:.3f}"
-            )
+            print(f"  ladder / round robin (medians): matches/s {m:.3f}, decisions/s {d:.3f}, ", end="")
+            print(f"workers busy {b:.3f}")
         if not args.skip_live:
             print("(c) live latency ...", flush=True)
             summary["live"] = live_latency(work, 2 if args.quick else 6)

@@ -5,8 +5,8 @@ applied throw or action (``on_event``).  It sends one datagram (see :mod:`.chann
 database id, the event's number, the record line the referee just wrote and the wall-clock time
 it was applied; every :data:`~.channel.RESYNC` events (and at the first) the whole record so far,
 zlib-compressed.  Any error (nobody listening, a full buffer, a message too big) drops the event:
-a watcher costs the referee one non-blocking system call per event, and nothing when the channel
-is not configured.
+a watcher costs the referee one non-blocking system call per event; nobody listening costs one
+failed call per second (:data:`ABSENT_RETRY`), and nothing when the channel is not configured.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from typing import Any
 from .channel import LIVE_ENV, MAX_DATAGRAM, RESYNC
 
 Observer = Callable[[Any], None]
+ABSENT_RETRY = 1.0
+"""Seconds the publisher stays quiet after finding nobody listening."""
 
 
 class Publisher:
@@ -34,6 +36,13 @@ class Publisher:
         self.sock.setblocking(False)
         self.sent = 0
         self.dropped = 0
+        self.absent_until = 0.0  # nobody listened at the last try: no message is built until then
+
+    def listening(self) -> bool:
+        """False for :data:`ABSENT_RETRY` s after a send found nobody listening (then the
+        observer does not even build its messages; a listener that appears meanwhile catches up
+        at the next resynchronising message)."""
+        return time.monotonic() >= self.absent_until
 
     def send(self, message: dict[str, Any]) -> bool:
         """Send one message; False (and nothing else) when it could not be sent at once."""
@@ -43,7 +52,11 @@ class Publisher:
             return False
         try:
             self.sock.sendto(data, self.path)
-        except OSError:  # nobody listening, buffer full, too big: the event is dropped
+        except (FileNotFoundError, ConnectionRefusedError):  # nobody listening
+            self.absent_until = time.monotonic() + ABSENT_RETRY
+            self.dropped += 1
+            return False
+        except OSError:  # the listener is behind (buffer full), too big: the event is dropped
             self.dropped += 1
             return False
         self.sent += 1
@@ -53,6 +66,8 @@ class Publisher:
         """The ``on_event`` callback for the match stored as ``match_id``."""
 
         def on_event(match: Any) -> None:
+            if not self.listening():
+                return
             record = getattr(match, "record", None)
             if record is None or len(record.lines) < 2:
                 return

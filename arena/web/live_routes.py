@@ -5,8 +5,9 @@
   redirects to its replay page.
 - ``GET /api/live/{id}/events?since=K``: server-sent events.  ``step`` messages carry the
   steps after ``K`` (``{"steps": [{"k", "event", "state", "ts"}]}``: the viewer's event and
-  state formats, and when the referee applied each step); ``end`` says the match is over and
-  where its replay is; a comment every :data:`KEEPALIVE` seconds keeps proxies from closing it.
+  state formats, and when the referee applied each step); when the match is over, the steps the
+  watcher has not seen yet come from the stored replay (``ts`` null), then ``end`` says where
+  its replay is; a comment every :data:`KEEPALIVE` seconds keeps proxies from closing it.
 - ``GET /api/live/{id}``: the steps so far as JSON (and whether the match is still running).
 
 The events come from this process's :class:`arena.live.hub.LiveHub` (see :mod:`arena.live`); a
@@ -36,6 +37,7 @@ from arena.store.models import Match, Tournament
 from . import queries
 from .app import Problem, make_templates
 from .export import json_for_script
+from .replays import load_view
 from .viewdata import FORMAT, FORMAT_VERSION, board_data, exact_ints, rules_data, seating, state_view
 
 KEEPALIVE = 15.0
@@ -144,6 +146,19 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
         loop = asyncio.get_running_loop()
         watcher = hub.watch(match_id, loop)
 
+        async def rest_of(sent: int) -> AsyncIterator[str]:
+            """The steps after ``sent`` from the stored replay, once the match is finished (the
+            last moves may still be on their way, or a datagram was lost after the last resync)."""
+            try:
+                _, view = await asyncio.to_thread(load_view, db, match_id)
+            except Exception:  # no replay (a failed match): nothing more to show
+                return
+            events, states = view["events"], view["states"]
+            if len(events) > sent:
+                steps = [{"k": k, "event": events[k - 1], "state": states[k], "ts": None}
+                         for k in range(sent + 1, len(events) + 1)]  # fmt: skip
+                yield _sse("step", {"steps": steps})
+
         async def stream() -> AsyncIterator[str]:
             sent = max(0, since)
             last_beat = last_status = time.monotonic()
@@ -164,6 +179,8 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
                         last_status = now
                         status = await asyncio.to_thread(status_of, match_id)
                         if status not in ("running", "queued"):
+                            async for rest in rest_of(sent):
+                                yield rest
                             yield _sse("end", {"status": status, "url": f"/matches/{match_id}"})
                             return
                     if now - last_beat >= KEEPALIVE:

@@ -143,6 +143,16 @@ def test_nobody_listening_or_a_stuck_listener_costs_the_referee_nothing() -> Non
         path.unlink()
 
 
+def test_nobody_listening_quiets_the_observer(record_text: str) -> None:
+    """After a send finds nobody listening, the observer builds no message for a second."""
+    lines = record_text.strip().splitlines()
+    pub = Publisher(str(_path("quiet")))
+    obs = pub.observer(3)
+    for k in range(1, 200):
+        obs(FakeMatch(lines[: k + 1], k))
+    assert pub.dropped == 1 and pub.sent == 0
+
+
 def test_a_watcher_that_never_reads_holds_one_wake_up(record_text: str) -> None:
     lines = record_text.strip().splitlines()
     hub = LiveHub(_path("c")).start()
@@ -203,6 +213,8 @@ def test_sse_streams_a_running_ladder_match_to_its_end(tmp_path: Path, arena_hom
                     break
         assert ended is not None and ended["status"] == "finished"
         assert [s["k"] for s in steps] == list(range(1, len(steps) + 1))
+        live = sum(1 for s in steps if s["ts"] is not None)  # the others: from the stored replay at the end
+        assert live >= len(steps) // 2, (live, len(steps))
         replay = _get(f"{base}/api/matches/{match}/replay")
         assert len(steps) == len(replay["events"])
         assert [s["state"] for s in steps] == replay["states"][1:]

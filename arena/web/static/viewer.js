@@ -690,7 +690,7 @@
       window.poolViewer.extend(fresh.map((s) => s.state), fresh.map((s) => s.event));
       if (follow) go(N);
       const now = Date.now() / 1000;
-      fresh.forEach((s) => LIVE.latencies.push(now - s.ts));
+      fresh.forEach((s) => { if (s.ts) LIVE.latencies.push(now - s.ts); }); // (null: from the stored replay)
       LIVE.received += fresh.length;
       root.dataset.liveSteps = String(N);
     });

@@ -46,7 +46,7 @@ class Served:
         home.mkdir(parents=True, exist_ok=True)
         self.home = home
         self.log = home.parent / f"{home.name}-serve.log"
-        self.out = self.log.open("ab")
+        self.out = self.log.open("wb")
         self.proc = subprocess.Popen(
             [str(ARENA), "serve", "--port", "0", "--jobs", "1", *args],
             env=quiet_env(home, **env),

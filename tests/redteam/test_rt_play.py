@@ -30,7 +30,7 @@ class Played:
         home.mkdir(parents=True, exist_ok=True)
         self.home = home
         self.log = home.parent / "play.log"
-        self.out = self.log.open("ab")
+        self.out = self.log.open("wb")
         self.proc = subprocess.Popen(
             [str(ARENA), "play", "random", "--players", "2", "--unlimited", "--seed", "11", "--pace", "0",
              "--no-sandbox", "--name", "redteam", "--linger", "30"],

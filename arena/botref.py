@@ -4,7 +4,7 @@ A bot reference is, tried in this order:
 
 1. a path to an existing file (or anything with a ``/`` in it: then it must be a file);
 2. a registered bot: ``NAME`` (its newest version) or ``NAME@N`` (version N);
-3. a sample bot shipped in ``bots/``: ``greedy``, ``invader``, ``random``, ``search``.
+3. a sample bot shipped in ``bots/``: ``greedy``, ``greedy-naive``, ``invader``, ``random``, ``search``.
 
 A reference that is none of these is refused with a :class:`BotRefError` listing what was tried.
 A registered bot that was removed is refused (not silently replaced by a sample of its name).

@@ -37,7 +37,7 @@ def match(
         list[str],
         typer.Argument(
             help="2-4 bots, each a script/executable path, a registered bot (NAME or NAME@N) or a sample "
-            "name (greedy, invader, random, search)"
+            "name (greedy, greedy-naive, invader, random, search)"
         ),
     ],
     seed: Annotated[

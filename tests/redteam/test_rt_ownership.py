@@ -3,6 +3,10 @@ secrets at rest.  A real ``arena serve``; every request a hostile client would s
 
 from __future__ import annotations
 
+import re
+import statistics
+import time
+
 import pytest
 
 from redteam.rtkit import GOOD_BOT, Client, Served, api_token, sign_up, wait_status
@@ -171,3 +175,39 @@ def test_error_pages_carry_no_traceback(served: Served, world: dict[str, object]
         assert r.status < 500, (path, r.status, r.text[:300])
         assert "Traceback" not in r.text and 'File "' not in r.text
     assert served.alive()
+
+
+def test_login_does_not_tell_which_names_exist(served: Served, world: dict[str, object]) -> None:
+    """Unknown user and wrong password: the same answer, and about the same time (one argon2
+    verification each)."""
+
+    def attempt(name: str) -> tuple[float, int, str]:
+        c = Client(served)
+        token = c.csrf("/login")
+        started = time.perf_counter()
+        r = c.form("/login", {"username": name, "password": "not-the-password", "csrf_token": token})
+        page = re.sub(r'value="[A-Za-z0-9_-]{30,}"', 'value="TOKEN"', r.text.replace(name, "NAME"))
+        return time.perf_counter() - started, r.status, page
+
+    known = [attempt("alice") for _ in range(4)]
+    unknown = [attempt(f"nobody{k}") for k in range(4)]
+    assert {s for _, s, _ in known} == {s for _, s, _ in unknown} == {401}
+    assert {t for _, _, t in known} == {t for _, _, t in unknown}
+    tk, tu = statistics.median(t for t, _, _ in known), statistics.median(t for t, _, _ in unknown)
+    assert 0.33 < tk / tu < 3.0, (known, unknown)
+
+
+def test_failed_logins_are_limited_per_user(served: Served) -> None:
+    sign_up(served, "erin", "erin-password-9")
+    codes = []
+    for _ in range(6):
+        c = Client(served)
+        token = c.csrf("/login")
+        codes.append(
+            c.form("/login", {"username": "erin", "password": "guess-guess", "csrf_token": token}).status
+        )
+    assert codes[:5] == [401] * 5 and codes[5] == 429
+    c = Client(served)
+    token = c.csrf("/login")
+    r = c.form("/login", {"username": "ERIN", "password": "erin-password-9", "csrf_token": token})
+    assert r.status == 429 and int(r.header("retry-after") or 0) > 0  # even the right password waits

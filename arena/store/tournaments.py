@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, insert, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from arena.referee import MatchResult
 from arena.referee.timecontrol import TimeControl
@@ -580,11 +580,13 @@ def append_matches(
         t = session.get(Tournament, tournament_id, with_for_update=True)
         if t is None:
             raise UnknownTournamentError(f"no tournament {tournament_id}; see 'arena tournament list'")
-        ordinals = session.exec(select(Match.ordinal).where(Match.tournament_id == tournament_id)).all()
-        if len(ordinals) != seen:
+        count, top = session.exec(  # counted, not loaded: a ladder holds 100,000s of matches
+            select(func.count(), func.max(Match.ordinal)).where(Match.tournament_id == tournament_id)
+        ).one()
+        if count != seen:
             log.info("tournament %s changed while its format was asked; not appending", tournament_id)
             return 0
-        nxt = max(ordinals, default=-1) + 1
+        nxt = (-1 if top is None else int(top)) + 1
         for i, (rnd, match_seed, group, version_ids) in enumerate(matches):
             m = Match(
                 tournament_id=tournament_id, ordinal=nxt + i, seed=match_seed, group_key=group, round=rnd

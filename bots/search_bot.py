@@ -4,7 +4,7 @@
 The player is :class:`arena.strength.search.SearchPolicy` (its docstring explains the search, the
 worths, the opponent modelling and the last-turn play).  It reads no clock and draws no random
 number: the same state always gives the same choice, on an idle or a loaded machine (a decision
-takes a few milliseconds on average and at most about 40 ms of one core).
+takes a few milliseconds on average and at most about 30 ms of one core).
 
 Only as a guard against a forfeit: when less than ``SEARCH_BOT_RESERVE`` seconds (default 0.05)
 of the move time and the bank are left when a rolling decision arrives, it answers with the

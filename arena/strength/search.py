@@ -34,10 +34,11 @@ passing).  ``SearchPolicy(worth_model=...)`` or, for the bot, the environment va
 Determinism and time
 --------------------
 No clock and no randomness: the search is exact and small (a decision takes a few milliseconds
-on average, the worst case -- a fresh turn with 4 chips -- about 40 ms of one core), so the same
+on average; the worst case, a fresh turn with chips to spend, about 20-30 ms of one core), so the same
 state always gives the same choice, on an idle machine or a loaded one.  The planner may spend
 at most ``Params.max_spend`` chips in one turn (the others stay held): a fixed bound on the tree,
-not a time limit.
+not a time limit (2 instead of 4 changed nothing measurable: +144 and +144 Elo against the greedy
+in the same 160 four-player in-process games).
 """
 
 from __future__ import annotations

@@ -8,13 +8,16 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 
+from arena.accounts.ownership import owned_bots
 from arena.store.db import Database
+from arena.store.models_accounts import UserAccount
 from arena.submission.files import max_upload_bytes
 from arena.web import api_submit, auth_routes, bot_routes
-from arena.web.app import create_app
+from arena.web.app import Problem, create_app
 from arena.web.auth_routes import Accounts
+from arena.web.privacy import Keep
 
 UPLOAD_PATHS = re.compile(r"^/(submit|api/bots/[^/]+/versions)/?$")
 FORM_OVERHEAD = 64 * 1024  # multipart headers and the small fields around the file
@@ -78,4 +81,26 @@ def serve_app(db: Database, accounts: Accounts | None = None) -> FastAPI:
 
     app.include_router(accounts_play_router(db))
     app.add_middleware(UploadSizeGuard)
+    app.state.stderr_viewer = lambda request: stderr_viewer(db, request)
     return app
+
+
+def stderr_viewer(db: Database, request: Request) -> Keep | None:
+    """Whose stderr the request's user may see (arena/web/privacy.py): an admin every bot's
+    (None), a user the bots they own, anybody else none.  The user is the bearer token's
+    (a bad token counts as nobody here; the route itself answers 401) or the session's."""
+    user: UserAccount | None = None
+    if request.headers.get("authorization"):
+        try:
+            user = api_submit.token_user(request)
+        except Problem:
+            user = None
+    else:
+        signed = auth_routes.current_user(request)
+        user = signed.user if signed else None
+    if user is None or user.id is None:
+        return lambda _name: False
+    if user.is_admin:
+        return None
+    mine = {b.name for b in owned_bots(db, user.id)}
+    return lambda name: name in mine

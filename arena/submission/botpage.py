@@ -4,7 +4,7 @@ decisions, and forfeits with their evidence (read from the stored replays)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from arena.store.models import Bot, BotVersion, Match, MatchSeat
 from arena.store.models_accounts import BotOwner, BotUpload, UploadStatus, UserAccount
 from arena.store.tournaments import CorruptReplayError, UnknownMatchError, load_replay
 from arena.web import queries
+from arena.web.privacy import Keep, public_detail, public_reason, public_row
 from arena.web.queries import MatchFilters, MatchRow
 
 from .store import match_ids
@@ -110,6 +111,28 @@ class BotPage:
                 for f in self.forfeits
             ],
         }
+
+
+    def public(self, keep: Keep) -> BotPage:
+        """The page without the stderr lines of the bots ``keep`` refuses (in its own reasons and
+        forfeit details, and in the seats of the matches it lists): what others may see."""
+        mine = keep(self.name)
+        versions = [
+            v
+            if mine
+            else replace(v, reason=public_reason(v.reason), stderr_tail=None)
+            for v in self.versions
+        ]
+        versions = [replace(v, validation=[public_row(m, keep) for m in v.validation]) for v in versions]
+        forfeits = [
+            f
+            if mine
+            else replace(f, detail=public_detail(f.termination, f.detail), evidence=_public(f.evidence))
+            for f in self.forfeits
+        ]
+        return replace(
+            self, versions=versions, forfeits=forfeits, recent=[public_row(m, keep) for m in self.recent]
+        )
 
 
 def _public(evidence: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from arena.submission.store import delete_bot, set_status, submit_version
 from .app import Problem
 from .auth_routes import accounts_of, client_address
 from .bot_routes import page_or_404, read_upload, version_id
+from .privacy import viewer_keep
 
 
 class Unauthorized(Problem):
@@ -100,7 +101,9 @@ def make_router() -> APIRouter:
         decisions, forfeits (stderr tails only for its owner's token)."""
         acc = accounts_of(request)
         page = page_or_404(acc, name)
-        return page.to_json(private=may_manage(token_user(request), page.owner_id))
+        private = may_manage(token_user(request), page.owner_id)
+        keep = viewer_keep(request)
+        return (page if keep is None else page.public(keep)).to_json(private=private)
 
     @router.get("/bots/{name}/versions/{version}")
     def version(request: Request, name: str, version: int) -> dict[str, Any]:
@@ -109,6 +112,8 @@ def make_router() -> APIRouter:
         acc = accounts_of(request)
         page = page_or_404(acc, name)
         private = may_manage(token_user(request), page.owner_id)
+        keep = viewer_keep(request)
+        page = page if keep is None else page.public(keep)
         for v in page.versions:
             if v.version == version:
                 return {"bot": page.name, **v.to_json(private=private)}

@@ -12,7 +12,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -38,6 +38,7 @@ from arena.tournament.pull import report as format_report
 from . import queries
 from .boards import LeaderboardCache
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
+from .privacy import public_jsonl, public_row, public_view, viewer_keep
 from .queries import FilterError, MatchFilters, MatchRow, Page
 from .replays import DamagedReplayError, load_view
 from .rulespage import RulesMissingError, rules_html
@@ -248,11 +249,13 @@ def create_app(db: Database) -> FastAPI:
             raise Problem(404, "Unknown tournament", f"there is no tournament {tournament_id}")
         return t
 
-    def list_page(filters: MatchFilters, p: int, pp: int) -> Page[MatchRow]:
+    def list_page(filters: MatchFilters, p: int, pp: int, request: Request) -> Page[MatchRow]:
         try:
-            return queries.list_matches(db, filters, page=p, per_page=pp)
+            found = queries.list_matches(db, filters, page=p, per_page=pp)
         except FilterError as exc:
             raise Problem(400, "Bad filter", str(exc)) from None
+        keep = viewer_keep(request)  # arena serve: a bot's stderr line only for its owner (privacy.py)
+        return found if keep is None else replace(found, items=[public_row(m, keep) for m in found.items])
 
     from .analysis_routes import analysis_router
 
@@ -307,7 +310,7 @@ def create_app(db: Database) -> FastAPI:
         sys_ = _system(system)
         p, pp = _page_args(request.query_params.get("page"), request.query_params.get("per_page"))
         filters = MatchFilters(tournament=tournament_id, status=None)
-        matches = list_page(filters, p, pp)
+        matches = list_page(filters, p, pp, request)
         return page(
             request,
             "tournament.html",
@@ -327,7 +330,7 @@ def create_app(db: Database) -> FastAPI:
     def matches_page(request: Request) -> Response:
         filters = _filters(request)
         p, pp = _page_args(request.query_params.get("page"), request.query_params.get("per_page"))
-        result = list_page(filters, p, pp)
+        result = list_page(filters, p, pp, request)
         args = filters.query_args()
         return page(
             request,
@@ -343,10 +346,12 @@ def create_app(db: Database) -> FastAPI:
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     def match_page(request: Request, match_id: int) -> Response:
-        m = match_or_404(match_id)
+        keep = viewer_keep(request)
+        m = public_row(match_or_404(match_id), keep)
         if m.status != "finished":
             return page(request, "match.html", m=m, view=None, data_json="", nav="matches")
         m, view = view_of(match_id)
+        view, m = public_view(view, m, keep), public_row(m, keep)
         return page(
             request,
             "match.html",
@@ -372,8 +377,9 @@ def create_app(db: Database) -> FastAPI:
         return Response(BOARD_SVG.read_bytes(), media_type="image/svg+xml")
 
     @app.get("/matches/{match_id}/export.html", include_in_schema=False)
-    def match_export(match_id: int) -> HTMLResponse:
+    def match_export(request: Request, match_id: int) -> HTMLResponse:
         _m, view = view_of(match_id)
+        view = public_view(view, _m, viewer_keep(request))
         html = standalone_html(view, f"Pool Arena — match {match_id}")
         headers = {"Content-Disposition": f'attachment; filename="match-{match_id}.html"'}
         return HTMLResponse(html, headers=headers)
@@ -414,24 +420,25 @@ def create_app(db: Database) -> FastAPI:
         """Matches, newest first; filters tournament, bot, termination, status, since, until; paged."""
         filters = _filters(request)
         p, pp = _page_args(request.query_params.get("page"), request.query_params.get("per_page"))
-        result = list_page(filters, p, pp)
+        result = list_page(filters, p, pp, request)
         return {**_page_json(result, [m.to_json() for m in result.items]), "filters": filters.query_args()}
 
     @app.get("/api/matches/{match_id}")
-    def api_match(match_id: int) -> dict[str, Any]:
+    def api_match(request: Request, match_id: int) -> dict[str, Any]:
         """One match with its seats."""
-        m = match_or_404(match_id)
+        m = public_row(match_or_404(match_id), viewer_keep(request))
         info = queries.replay_info(db, match_id)
         return {**m.to_json(), "replay": None if info is None else {"sha256": info[0], "size": info[1]}}
 
     @app.get("/api/matches/{match_id}/replay")
-    def api_replay(match_id: int) -> Response:
+    def api_replay(request: Request, match_id: int) -> Response:
         """Every state (engine snapshots) and every event of the match's replay."""
         _m, view = view_of(match_id)
+        view = public_view(view, _m, viewer_keep(request))
         return Response(json.dumps(view, separators=(",", ":")), media_type="application/json")
 
     @app.get("/api/matches/{match_id}/replay.jsonl")
-    def api_replay_jsonl(match_id: int) -> Response:
+    def api_replay_jsonl(request: Request, match_id: int) -> Response:
         """The stored game record (JSON Lines), as recorded."""
         stored = queries.stored_replay(db, match_id)
         if stored is None:
@@ -443,6 +450,9 @@ def create_app(db: Database) -> FastAPI:
             raise Problem(
                 422, "Corrupt replay", f"the replay of match {match_id} is corrupt: {exc}"
             ) from None
+        keep = viewer_keep(request)
+        if keep is not None:
+            text = public_jsonl(text, match_or_404(match_id), keep)
         return Response(text, media_type="application/x-ndjson")
 
     @app.get("/api/board")

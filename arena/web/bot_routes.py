@@ -25,6 +25,7 @@ from arena.submission.store import delete_bot, set_status, submit_version
 
 from .app import Problem
 from .auth_routes import Accounts, accounts_of, check_csrf, client_address, current_user, render, require_user
+from .privacy import viewer_keep
 
 READ_CHUNK = 1 << 16
 
@@ -120,6 +121,8 @@ def make_router() -> APIRouter:
         page = page_or_404(acc, name)
         signed = current_user(request)
         owner = may_manage(signed.user if signed else None, page.owner_id)
+        keep = viewer_keep(request)
+        page = page if keep is None else page.public(keep)  # others' stderr lines: owners only
         waiting = any(v.status in (UploadStatus.PENDING, UploadStatus.VALIDATING) for v in page.versions)
         return render(
             request, "bot_page.html", page=page, owner=owner, uploaded=uploaded, waiting=waiting, nav="bots"

@@ -16,6 +16,7 @@ with ``CI`` set (``CI=true``, as CI services do) any skip fails the run.
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -52,6 +53,14 @@ except InvalidArgument:
         f"{PROFILE_ENV}={hypothesis_profile()!r} is not a Hypothesis profile of this project; "
         f"use one of {', '.join(PROFILES)}"
     ) from None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No test writes into the checkout: a test that does not choose its own ARENA_HOME (most
+    fixtures set one per test) gets a private data directory for the session instead of
+    ``./arena-data`` in whatever folder pytest was started from."""
+    if not os.environ.get("ARENA_HOME"):
+        os.environ["ARENA_HOME"] = tempfile.mkdtemp(prefix="arena-tests-home-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -16,8 +16,9 @@ Usage: .venv/bin/python benchmarks/ladder.py [--quick] [--matches N] [--keep DIR
 (b) **Matches per second**: 4 copies of the greedy sample bot (so every table takes as long,
     whoever sits at it) with 2 worker processes, a plain round robin (tables of 2) and the ladder
     with as many tables (tables of 2), each from a cold start, alternately 3 times (``--quick``:
-    once): the medians of the ladder's matches/s, decisions/s (games differ in length by seed)
-    and share of the time the workers were in a match, over the round robin's.
+    once; after an untimed warm-up pair): the medians of the ladder's matches/s, decisions/s
+    (games differ in length by seed) and share of the time the workers were in a match, over
+    the round robin's.
 (c) **Live latency**: a ladder match played by real bots and watched over the SSE endpoint:
     for every step, the time from the referee applying it (its wall clock, sent with the step)
     to the watcher reading it (p50, p95).  The browser test measures the same in Chromium.
@@ -335,6 +336,10 @@ def throughput(work: Path, games: int, repeat: int) -> dict[str, float]:
     """Round robin and ladder, alternately ``repeat`` times each: the median of each ratio
     (ladder / round robin), so a machine whose load changes meanwhile counts less."""
     ratios: dict[str, list[float]] = {"matches_per_s": [], "decisions_per_s": [], "busy": []}
+    if repeat > 1:  # an untimed warm-up pair: the first run of each pays one-time costs in this process
+        print("  (warm-up, not counted)", flush=True)
+        throughput_once(work, 1, "round-robin")
+        throughput_once(work, 1, "ladder")
     for _ in range(repeat):
         rr = throughput_once(work, games, "round-robin")
         ladder = throughput_once(work, games, "ladder")

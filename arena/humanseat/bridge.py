@@ -233,8 +233,9 @@ class HumanBridge:
     # ------------------------------------------------------------------ the page's posts
 
     def check_key(self, key: str | None) -> None:
-        """:class:`PostError` 403 unless ``key`` is this seat's secret."""
-        if not key or not secrets.compare_digest(key.encode(), self.key.encode()):
+        """:class:`PostError` 403 unless ``key`` is this seat's secret (a string: a post's JSON may
+        give anything)."""
+        if not isinstance(key, str) or not key or not secrets.compare_digest(key.encode(), self.key.encode()):
             raise PostError(
                 403, "bad-key", "wrong or missing key: use the link 'arena play' printed for this seat"
             )

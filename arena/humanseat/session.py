@@ -227,3 +227,9 @@ class PlayRegistry:
     def get(self, session_id: str) -> PlaySession | None:
         """The session ``session_id``, or None."""
         return self.sessions.get(session_id)
+
+    def unfinished(self, owner: str | None = None) -> list[PlaySession]:
+        """The sessions still running (of ``owner`` only, when given), oldest first."""
+        return [
+            s for s in self.sessions.values() if not s.done.is_set() and (owner is None or s.owner == owner)
+        ]

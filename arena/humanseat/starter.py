@@ -2,15 +2,27 @@
 
 :func:`bot_starter` makes the ``starter`` of :func:`arena.web.play_routes.play_router`: it reads the
 form (``bot``: a registered bot, ``NAME`` or ``NAME@N``, or a sample bot; ``players`` 2-4, the bot
-filling every other seat; ``seat``), resolves the bot in the database (never a file path: a web
-user names bots, not files), and runs the game as a task of the server's event loop.
+filling every other seat; ``seat``), resolves the bot in the database or among the samples (never
+a file path, not even a bare file name of the server's working directory: a web user names bots,
+not files), and runs the game as a task of the server's event loop.
+
+Each game is a referee and up to three bot processes, so :class:`GameLimits` bounds them: at most
+``per_user`` unfinished games per user, ``total`` on the server, and ``starts`` game starts per user
+in ``window`` seconds; past any of them :func:`bot_starter`'s starter raises
+:class:`GameLimitError` (the web answer is 429).  The defaults can be set with the environment
+variables ``ARENA_PLAY_USER_GAMES``, ``ARENA_PLAY_MAX_GAMES`` and ``ARENA_PLAY_STARTS_PER_HOUR``.
+A web game's page must be opened within :data:`WEB_OPEN_WAIT` seconds or the seat forfeits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +31,77 @@ from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
 
 from .session import DEFAULT_GRACE, DEFAULT_MOVE_TIME, PlayRegistry, PlaySession, PlaySpec
+
+WEB_OPEN_WAIT = 120.0  # seconds a web game waits for its page to be opened
+
+
+class GameLimitError(Exception):
+    """A game refused because of :class:`GameLimits`; the message says which limit and what to do,
+    ``retry_after`` when to try again (seconds)."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+@dataclass
+class GameLimits:
+    """How many web games may run (see the module docstring); :meth:`admit` checks them."""
+
+    per_user: int = 2
+    total: int = 8
+    starts: int = 20
+    window: float = 3600.0
+    _started: dict[str, deque[float]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_env(cls) -> GameLimits:
+        """The defaults, or the ``ARENA_PLAY_*`` environment variables' values."""
+        return cls(
+            per_user=_env_int("ARENA_PLAY_USER_GAMES", cls.per_user),
+            total=_env_int("ARENA_PLAY_MAX_GAMES", cls.total),
+            starts=_env_int("ARENA_PLAY_STARTS_PER_HOUR", cls.starts),
+        )
+
+    def admit(self, registry: PlayRegistry, user: str) -> None:
+        """Count a game start for ``user``, or raise :class:`GameLimitError` (nothing counted)."""
+        mine = registry.unfinished(user)
+        if len(mine) >= self.per_user:
+            running = ", ".join(s.path.partition("?")[0] for s in mine)
+            raise GameLimitError(
+                f"you have {len(mine)} unfinished games ({running}); at most {self.per_user} may run at "
+                f"once per user: finish or leave one (a page left closed forfeits after its grace)",
+                60.0,
+            )
+        if len(registry.unfinished()) >= self.total:
+            raise GameLimitError(
+                f"the server runs its most games at once ({self.total}): try again in a few minutes", 60.0
+            )
+        now = time.monotonic()
+        started = self._started.setdefault(user, deque())
+        while started and started[0] <= now - self.window:
+            started.popleft()
+        if len(started) >= self.starts:
+            wait = started[0] + self.window - now
+            raise GameLimitError(
+                f"you started {len(started)} games in the last {self.window / 60:g} minutes, the most "
+                f"allowed: try again in {wait / 60:.0f} minutes",
+                wait,
+            )
+        started.append(now)
 
 
 def bot_starter(
@@ -30,9 +113,13 @@ def bot_starter(
     grace: float = DEFAULT_GRACE,
     no_sandbox: bool = False,
     log_dir: Path | None = None,
+    limits: GameLimits | None = None,
+    open_wait: float = WEB_OPEN_WAIT,
 ) -> Callable[[Any, dict[str, str]], Awaitable[PlaySession]]:
     """A starter for ``registry`` over ``db`` (see the module docstring); ``name_of(user)`` is the
-    person's name in the record (``human:<name>``)."""
+    person's name in the record (``human:<name>``); ``limits`` default to
+    :meth:`GameLimits.from_env`."""
+    caps = limits or GameLimits.from_env()
 
     async def start(user: Any, fields: dict[str, str]) -> PlaySession:
         ref = fields.get("bot", "").strip()
@@ -46,21 +133,24 @@ def bot_starter(
         if not 2 <= players <= 4:
             raise ValueError(f"a game has 2 to 4 players, not {players}")
         bot, version_id = await asyncio.to_thread(_resolve, db, ref)
+        owner = name_of(user)
         spec = PlaySpec(
             tuple(
                 BotSpec(bot.name if k == 0 else f"{bot.name}#{k + 1}", bot.command)
                 for k in range(players - 1)
             ),
             seat,
-            name_of(user),
+            owner,
             control or TimeControl(DEFAULT_MOVE_TIME, 0.0),
             random.randrange(SEED_LIMIT),
             grace=grace,
+            open_wait=open_wait,
             sandbox=sandbox_choice(no_sandbox),
         )
         session = PlaySession(
-            spec, db=db, version_ids=[version_id] * (players - 1), log_dir=log_dir, owner=name_of(user)
+            spec, db=db, version_ids=[version_id] * (players - 1), log_dir=log_dir, owner=owner
         )
+        caps.admit(registry, owner)  # no await between the count and the start: no race
         registry.start(session)
         return session
 
@@ -68,12 +158,23 @@ def bot_starter(
 
 
 def _resolve(db: Any, ref: str) -> tuple[BotSpec, int]:
-    from arena.botref import resolve, stored_version
-    from arena.sandbox import BotLaunchError
+    """The registered bot (``NAME``, ``NAME@N``) or sample bot ``ref`` names, never a file: unlike
+    :func:`arena.botref.resolve`, no path is tried (a bare name like ``tool.py`` would be a file of
+    the server's working directory)."""
+    from arena.botref import ResolvedBot, _registered, sample_bots, stored_version
+    from arena.sandbox import BotLaunchError, launch_command
     from arena.store.errors import StoreError
 
     try:
-        bot = resolve(ref, db)
+        bot, why = _registered(ref, db)
+        if bot is None:
+            samples = sample_bots()
+            if ref not in samples:
+                raise LookupError(
+                    f"no bot {ref!r}: {why}; and not a sample bot ({', '.join(samples) or 'none'}). "
+                    "Name a registered bot (NAME or NAME@N) or a sample bot."
+                )
+            bot = ResolvedBot(ref, "sample", ref, tuple(launch_command(samples[ref])), path=samples[ref])
         version = stored_version(db, bot)
     except (BotLaunchError, StoreError) as exc:
         raise LookupError(str(exc)) from None

@@ -13,10 +13,17 @@ link ``arena play`` prints carries it); a wrong key is 403 and nothing else is s
   200 ``{"ok": true}``, or the bridge's refusal (:class:`~arena.humanseat.bridge.PostError`) as
   ``{"error", "detail", "status"}`` with its status (403, 409, 422; 400 for a malformed post).
 
+Every post is small: its body is refused before it is read when its Content-Length is over
+:data:`MAX_POST_BYTES` (413), and a body without a length (chunked) is read only up to that limit
+(413 beyond); an action for a game that does not exist is 404 before its body is read.  A body that
+is not a JSON object or a form (bad UTF-8, too deeply nested, numbers out of range) is 400.
+
 With ``current_user`` (a FastAPI dependency giving the logged-in user or None) and ``starter``
 (how to start a game for a user), ``GET /play/new?bot=NAME`` offers "play against this bot" and
 ``POST /play/new`` starts the game and redirects to its page; without a user it is 401 (with
-``csrf``, the form carries the app's token and a post without it is refused).
+``csrf``, the form carries the app's token and a post without it is refused).  A starter refusing
+with :class:`~arena.humanseat.starter.GameLimitError` (too many games running, too many started) is
+a 429 with its message and a ``Retry-After``.
 :func:`accounts_play_router` is that router wired to ``arena serve``'s accounts.
 """
 
@@ -35,6 +42,7 @@ from fastapi.templating import Jinja2Templates
 
 from arena.humanseat.bridge import HumanBridge, PostError
 from arena.humanseat.session import PlayRegistry, PlaySession
+from arena.humanseat.starter import GameLimitError
 
 from .export import TEMPLATES, json_for_script
 from .viewdata import FORMAT, FORMAT_VERSION, board_data, rules_data
@@ -42,6 +50,7 @@ from .viewdata import FORMAT, FORMAT_VERSION, board_data, rules_data
 DEFAULT_PACE_MS = 600  # how long each of the other seats' events stays on screen
 KEEPALIVE_S = 10.0  # an SSE comment at least this often
 WELCOME_WAIT_S = 30.0  # how long the page waits for the referee's Welcome before it gives up
+MAX_POST_BYTES = 16 * 1024  # a post's body (an action, the new-game form) is far smaller
 
 Starter = Callable[[Any, dict[str, str]], Awaitable[PlaySession]]
 """``starter(user, form)``: start a game for ``user`` from the form (``bot``, ``players``, ``seat``);
@@ -75,11 +84,17 @@ def play_router(
     templates = Jinja2Templates(directory=str(TEMPLATES))
     user_dependency = current_user or _no_user
 
-    def problem(request: Request, status: int, title: str, detail: str) -> Response:
+    def problem(
+        request: Request, status: int, title: str, detail: str, headers: dict[str, str] | None = None
+    ) -> Response:
+        if status == 413:
+            headers = {**(headers or {}), "Connection": "close"}  # the unread body is not awaited
         if request.url.path.endswith(("/events", "/state", "/action")):
-            return JSONResponse({"error": title, "detail": detail, "status": status}, status_code=status)
+            return JSONResponse(
+                {"error": title, "detail": detail, "status": status}, status_code=status, headers=headers
+            )
         context = {"title": title, "detail": detail, "status": status}
-        return templates.TemplateResponse(request, "error.html", context, status_code=status)
+        return templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
 
     async def bridge_of(
         request: Request, session_id: str, key: str | None
@@ -128,11 +143,17 @@ def play_router(
         async def new_game(request: Request, user: Any = Depends(user_dependency)) -> Response:  # noqa: B008
             if user is None:
                 return problem(request, 401, "Log in to play", "log in first: a game is played by a user")
-            fields = {k: str(v) for k, v in (await _fields(request)).items()}
+            try:
+                fields = {k: str(v) for k, v in (await _fields(request)).items()}
+            except PostError as exc:
+                return problem(request, exc.status, "Cannot start this game", str(exc))
             if csrf is not None:
                 csrf.check(request, fields.get(csrf.field))
             try:
                 session = await starter(user, fields)
+            except GameLimitError as exc:
+                retry = {"Retry-After": str(max(1, round(exc.retry_after)))}
+                return problem(request, 429, "Too many games", str(exc), retry)
             except (ValueError, LookupError) as exc:
                 return problem(request, 400, "Cannot start this game", str(exc))
             return RedirectResponse(session.path, status_code=303)
@@ -185,6 +206,8 @@ def play_router(
     @router.post("/play/{session_id}/action", include_in_schema=False)
     async def action(request: Request, session_id: str) -> Response:
         try:
+            if registry.get(session_id) is None:  # before the body: nothing to read for no game
+                raise PostError(404, "no-game", f"there is no game {session_id!r} here")
             fields = await _fields(request)
             _, bridge = await bridge_of(request, session_id, fields.get("key"))
             seat = _whole(fields.get("seat"), "seat") if fields.get("seat") not in (None, "") else None
@@ -248,9 +271,30 @@ async def _stream(bridge: HumanBridge, since: int) -> AsyncIterator[str]:
         bridge.page_closed()
 
 
+async def _body(request: Request, limit: int = MAX_POST_BYTES) -> bytes:
+    """The post's body, at most ``limit`` bytes: :class:`PostError` 413 before reading anything when
+    its Content-Length says more, or as soon as a body without a length (chunked) passes the limit;
+    400 for a Content-Length that is not a number."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.strip().isdigit():
+            raise PostError(400, "bad-length", f"Content-Length must be a number of bytes, got {length!r}")
+        if int(length) > limit:
+            raise PostError(
+                413, "too-large", f"the post is {int(length)} bytes; a post here is at most {limit} bytes"
+            )
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise PostError(413, "too-large", f"the post is over {limit} bytes, the most a post here may be")
+    return bytes(body)
+
+
 async def _fields(request: Request) -> dict[str, Any]:
-    """The post's fields, from JSON or a form (urlencoded)."""
-    body = await request.body()
+    """The post's fields, from JSON or a form (urlencoded); :class:`PostError` 400 for anything
+    else (bad UTF-8, not an object, nested too deeply), 413 for a body over :data:`MAX_POST_BYTES`."""
+    body = await _body(request)
     kind = request.headers.get("content-type", "")
     try:
         if "json" in kind:
@@ -259,17 +303,27 @@ async def _fields(request: Request) -> dict[str, Any]:
                 raise ValueError("not a JSON object")
             return data
         return {k: v[0] for k, v in parse_qs(body.decode("utf-8"), keep_blank_values=True).items()}
+    except RecursionError:
+        raise PostError(400, "bad-post", "the post's JSON is nested too deeply: send a flat object") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise PostError(400, "bad-post", f"the post is not a JSON object or a form: {exc}") from None
 
 
 def _whole(value: Any, name: str) -> int:
-    if isinstance(value, bool):
-        raise PostError(400, "bad-post", f"{name} must be a whole number, got {value!r}")
+    """``value`` (a JSON integer or a form's digits) as an int; :class:`PostError` 400 for anything
+    else (booleans, fractions, numbers like 1e999, lists, objects)."""
+    if isinstance(value, (bool, float)) or not isinstance(value, (int, str)):
+        raise PostError(400, "bad-post", f"{name} must be a whole number, got {_shown(value)}")
     try:
         return int(value)
-    except (TypeError, ValueError):
-        raise PostError(400, "bad-post", f"{name} must be a whole number, got {value!r}") from None
+    except ValueError:
+        raise PostError(400, "bad-post", f"{name} must be a whole number, got {_shown(value)}") from None
+
+
+def _shown(value: Any) -> str:
+    """``value`` for an error message, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def accounts_play_router(db: Any, registry: PlayRegistry | None = None) -> APIRouter:

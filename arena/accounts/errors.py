@@ -21,3 +21,7 @@ class UserExistsError(AccountError):
 
 class UnknownUserError(AccountError):
     """No user of that name."""
+
+
+class PromotionRefusedError(AccountError):
+    """An existing non-admin account named for admin without ``--promote``."""

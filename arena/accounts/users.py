@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from arena.store.db import Database
-from arena.store.models_accounts import UserAccount
+from arena.store.models import utcnow
+from arena.store.models_accounts import ApiToken, LoginSession, UserAccount
 
-from .errors import BadUsernameError, UnknownUserError, UserExistsError
+from .errors import BadUsernameError, PromotionRefusedError, UnknownUserError, UserExistsError
 from .passwords import burn, hash_password, verify_password
 
 USERNAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{2,31}\Z")
@@ -56,23 +58,56 @@ def create_user(db: Database, name: str, password: str, *, is_admin: bool = Fals
         return user
 
 
-def add_admin(db: Database, name: str, password: str) -> tuple[UserAccount, bool]:
-    """Make ``name`` an admin with ``password``: a new user, or an existing one promoted and given
-    that password.  Returns the user and whether it was created."""
+class AdminMade(NamedTuple):
+    """What :func:`add_admin` did: the admin, whether it was created, and for an existing
+    account how many of its sign-in sessions it ended and API tokens it revoked."""
+
+    user: UserAccount
+    created: bool
+    sessions_ended: int = 0
+    tokens_revoked: int = 0
+
+
+def add_admin(db: Database, name: str, password: str, *, promote: bool = False) -> AdminMade:
+    """Make ``name`` an admin with ``password``: a new user, or an existing one given that password.
+
+    An existing account that is not an admin yet is promoted only with ``promote`` (else
+    :class:`PromotionRefusedError`: somebody may have signed up with that name first).  An
+    existing account's sessions are all ended and its API tokens revoked, in the same
+    transaction: whoever held them before the password was set holds nothing after.
+    """
     norm = normalize_username(name)
     hashed = hash_password(password)
     with db.session() as session:
         user = session.exec(select(UserAccount).where(UserAccount.username == norm)).first()
-        created = user is None
         if user is None:
             user = UserAccount(username=norm, password_hash=hashed, is_admin=True)
-        else:
-            user.password_hash = hashed
-            user.is_admin = True
+            session.add(user)
+            session.flush()
+            session.refresh(user)
+            return AdminMade(user, True)
+        if not user.is_admin and not promote:
+            raise PromotionRefusedError(
+                f"{norm!r} is an existing account that is not an admin (anyone may have signed up with "
+                "that name): check who it is, then run again with --promote to make it an admin, or "
+                "choose another name"
+            )
+        user.password_hash = hashed
+        user.is_admin = True
         session.add(user)
+        ended = 0
+        for row in session.exec(select(LoginSession).where(LoginSession.user_id == user.id)).all():
+            session.delete(row)
+            ended += 1
+        revoked = 0
+        tokens = select(ApiToken).where(ApiToken.user_id == user.id, col(ApiToken.revoked_at).is_(None))
+        for token in session.exec(tokens).all():
+            token.revoked_at = utcnow()
+            session.add(token)
+            revoked += 1
         session.flush()
         session.refresh(user)
-        return user, created
+        return AdminMade(user, False, ended, revoked)
 
 
 def require_user(db: Database, name: str) -> UserAccount:

@@ -37,19 +37,45 @@ def _password() -> str:
 
 
 @app.command("add-admin")
-def add_admin(name: Annotated[str, typer.Argument(help="the admin's username")]) -> None:
-    """Make NAME an admin (a new account, or an existing one promoted and given the password)."""
+def add_admin(
+    name: Annotated[str, typer.Argument(help="the admin's username")],
+    promote: Annotated[
+        bool, typer.Option("--promote", help="make an existing (signed-up) account an admin")
+    ] = False,
+) -> None:
+    """Make NAME an admin: a new account, or an existing one given the password.  An existing
+    non-admin account is promoted only with --promote; an existing account's sessions all end
+    and its API tokens are revoked (whoever held them holds nothing after)."""
     from arena.accounts.errors import AccountError
     from arena.accounts.users import add_admin as make_admin
+    from arena.accounts.users import find_user
 
-    password = _password()
     with database() as db:
+        existing = find_user(db, name)
+        if existing is not None and not existing.is_admin and not promote:
+            raise fail(
+                f"{existing.username!r} is an existing account that is not an admin (anyone may have "
+                "signed up with that name): check who it is, then run again with --promote, or choose "
+                "another name; nothing changed",
+                2,
+            )
+        password = _password()
         try:
-            user, created = make_admin(db, name, password)
+            made = make_admin(db, name, password, promote=promote)
         except AccountError as exc:
             raise fail(str(exc), 2) from None
-    what = "made" if created else "promoted (and given the new password)"
-    typer.echo(f"admin {user.username} {what}; sign in on the server started by 'arena serve'")
+    if made.created:
+        typer.echo(f"admin {made.user.username} made; sign in on the server started by 'arena serve'")
+        return
+    what = (
+        "promoted and given the new password"
+        if existing and not existing.is_admin
+        else "given the new password"
+    )
+    typer.echo(
+        f"admin {made.user.username} {what}; ended {made.sessions_ended} sign-in session(s) and revoked "
+        f"{made.tokens_revoked} API token(s) of the account; sign in again on the server"
+    )
 
 
 @app.command("token")

@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import select
 
 from arena.accounts import apitokens, sessions
-from arena.accounts.errors import BadUsernameError, UserExistsError, WeakPasswordError
+from arena.accounts.errors import BadUsernameError, PromotionRefusedError, UserExistsError, WeakPasswordError
 from arena.accounts.passwords import hash_password, verify_password
 from arena.accounts.ratelimit import Limits, RateLimited, RateLimiter
 from arena.accounts.users import add_admin, authenticate, create_user, find_user
@@ -42,12 +42,29 @@ def test_users(db: Database) -> None:
     with db.session() as session:
         row = session.exec(select(UserAccount)).one()
         assert "correct horse battery" not in row.password_hash
-    admin, created = add_admin(db, "alice", "new admin password")
+    with pytest.raises(PromotionRefusedError):  # a signed-up account is not made admin by surprise
+        add_admin(db, "alice", "new admin password")
+    admin, created, _ended, _revoked = add_admin(db, "alice", "new admin password", promote=True)
     assert not created and admin.is_admin
     assert authenticate(db, "alice", "new admin password") is not None
     assert authenticate(db, "alice", "correct horse battery") is None
-    root, created = add_admin(db, "root", "root password!")
+    root, created, _ended, _revoked = add_admin(db, "root", "root password!")
     assert created and root.is_admin and find_user(db, "ROOT") is not None
+
+
+def test_add_admin_on_an_existing_account_ends_its_sessions_and_tokens(db: Database) -> None:
+    squatter = create_user(db, "admin", "squatters password")
+    assert squatter.id is not None
+    raw, _csrf = sessions.start_session(db, squatter.id)
+    token = apitokens.new_token(db, squatter.id)
+    with pytest.raises(PromotionRefusedError):
+        add_admin(db, "admin", "the real admin password")
+    assert sessions.session_user(db, raw) is not None  # refused: nothing changed
+    made = add_admin(db, "admin", "the real admin password", promote=True)
+    assert (made.created, made.sessions_ended, made.tokens_revoked) == (False, 1, 1)
+    assert sessions.session_user(db, raw) is None and apitokens.token_user(db, token) is None
+    again = add_admin(db, "admin", "another admin password")  # an admin's password reset: no flag needed
+    assert not again.created and again.user.is_admin
 
 
 def test_sessions_expire_and_end(db: Database) -> None:
@@ -132,7 +149,7 @@ def test_cli_add_admin_and_token_never_show_the_password(arena_home: Path, sqlit
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
-    assert proc.returncode == 0 and "promoted" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "given the new password" in proc.stdout, proc.stderr
     short = subprocess.run(
         [str(ARENA), "users", "add-admin", "root"], input="short\n", env=env, capture_output=True, text=True
     )

@@ -12,7 +12,9 @@ from pathlib import Path
 from redteam.rtkit import Client, Served, raw_exchange, sign_up, wait_status
 
 SECRET = "SECRET-XYZZY"
-CRASH = f"#!/usr/bin/env python3\nimport sys\nprint('db password is {SECRET}', file=sys.stderr)\nsys.exit(1)\n"
+CRASH = (
+    f"#!/usr/bin/env python3\nimport sys\nprint('db password is {SECRET}', file=sys.stderr)\nsys.exit(1)\n"
+)
 
 
 def match_paths(served: Served) -> list[str]:
@@ -82,8 +84,8 @@ def test_f8_ids_beyond_64_bits_are_404_not_500(served: Served) -> None:
     bad = []
     for n in (2**63, 2**64 + 5, 10**30, -(2**63) - 1):
         for path in (f"/matches/{n}", f"/api/matches/{n}", f"/api/matches/{n}/replay", f"/tournaments/{n}",
-                     f"/api/tournaments/{n}", f"/live/{n}", f"/api/live/{n}", f"/api/leaderboard?tournament={n}",
-                     f"/matches/{n}/analysis", f"/matches/{n}/export.html",
+                     f"/api/tournaments/{n}", f"/live/{n}", f"/api/live/{n}", f"/matches/{n}/analysis",
+                     f"/api/leaderboard?tournament={n}", f"/matches/{n}/export.html",
                      f"/api/matches/{n}/replay.jsonl"):  # fmt: skip
             r = anyone.get(path)
             if r.status >= 500 or r.status not in (400, 404, 422):

@@ -206,6 +206,16 @@ def create_app(db: Database) -> FastAPI:
             request, 503, "Database unavailable", f"the database cannot be read: {exc.orig}"
         )
 
+    @app.exception_handler(OverflowError)
+    async def _overflow(request: Request, exc: OverflowError) -> Response:
+        # every route at once: an id (path or query) beyond the database's 64-bit integers names
+        # nothing ("Python int too large to convert to SQLite INTEGER"); another overflow is a bug
+        if "too large to convert" in str(exc):
+            return problem_response(
+                request, 404, "Not found", f"there is no page at {request.url.path} (a number out of range)"
+            )
+        return await _unexpected(request, exc)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:
         # a bug, not bad input: still a clear page (the traceback goes to the server's log)

@@ -146,7 +146,9 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
     def step(self, action: int | None) -> None:
         """Play ``action`` (an index of the action space) for the agent to act; throws follow
         by themselves.  A terminated agent steps with ``None``."""
-        game = self._game()
+        game = self.episode
+        if game is None:
+            raise EnvStateError("call reset() before using the environment")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -179,8 +181,17 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
         """PettingZoo's ``last``: (observation, cumulative reward, terminated, truncated, info) of
         the agent to act."""
         agent = self.agent_selection
+        obs: ObsDict | None = None
+        if observe:  # observe() inlined: this is the call every agent makes at every step
+            game = self.episode
+            if game is None:
+                raise EnvStateError("call reset() before using the environment")
+            state = game.state
+            seat = self._seat[agent]
+            to_act = state.seat == seat and state.phase != _OVER
+            obs = {"observation": encode(state, seat), "action_mask": mask(state) if to_act else _NO_ACTIONS}
         return (
-            self.observe(agent) if observe else None,
+            obs,
             self._cumulative_rewards[agent],
             self.terminations[agent],
             self.truncations[agent],

@@ -1,5 +1,5 @@
 """The app ``arena serve`` serves: the viewer of ``arena web`` plus accounts, uploads, bot pages
-and the submission API, with a request-size guard on the upload routes."""
+and the submission API, with a size guard on every request body (uploads and forms)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from arena.web.privacy import Keep
 
 UPLOAD_PATHS = re.compile(r"^/(submit|api/bots/[^/]+/versions)/?$")
 FORM_OVERHEAD = 64 * 1024  # multipart headers and the small fields around the file
+FORM_LIMIT = 64 * 1024  # every other request body (forms, JSON posts): far above any real one
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -30,29 +31,72 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class UploadSizeGuard:
-    """Refuse an upload before its body is read: 411 without a Content-Length, 413 when it is
-    over the upload limit (plus the form's overhead).  Other requests pass untouched."""
+    """Bound every request body before it is read (a request of any method with a body).
+
+    Uploads (``UPLOAD_PATHS``): 411 without a Content-Length, 413 over the upload limit plus the
+    form's overhead.  Every other request: 413 when its Content-Length is over ``FORM_LIMIT``; a
+    body without a length (chunked) is read up to ``FORM_LIMIT`` and answered 413 past it, else
+    handed on as it came.  uvicorn itself never delivers more than a stated Content-Length.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_PATHS.match(scope["path"]):
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            length = headers.get("content-length", "")
-            limit = max_upload_bytes()
-            if not length.isdigit():
-                await _answer(send, 411, "Length required", "send the upload with a Content-Length header")
-                return
-            if int(length) > limit + FORM_OVERHEAD:
-                await _answer(
-                    send,
-                    413,
-                    "Upload too large",
-                    f"the upload is {int(length) / 1e6:.2f} MB, over the {limit / 1e6:g} MB limit",
-                )
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        length = headers.get("content-length", "")
+        upload = bool(UPLOAD_PATHS.match(scope["path"]))
+        limit = max_upload_bytes() + FORM_OVERHEAD if upload else FORM_LIMIT
+        if upload and not length.isdigit():
+            await _answer(send, 411, "Length required", "send the upload with a Content-Length header")
+            return
+        if length.isdigit() and int(length) > limit:
+            what = "upload" if upload else "request body"
+            await _answer(
+                send,
+                413,
+                "Request too large" if not upload else "Upload too large",
+                f"the {what} is {int(length) / 1e6:.2f} MB, over the {limit / 1e6:g} MB limit",
+            )
+            return
+        if not length.isdigit() and "transfer-encoding" in headers:
+            receive = await _bounded(receive, limit)
+            if receive is _TOO_LARGE:
+                await _answer(send, 413, "Request too large", f"the body is over {limit} bytes")
                 return
         await self.app(scope, receive, send)
+
+
+async def _too_large() -> Message:
+    return {"type": "http.disconnect"}
+
+
+_TOO_LARGE: Receive = _too_large
+
+
+async def _bounded(receive: Receive, limit: int) -> Receive:
+    """The whole body read (up to ``limit`` bytes) and a ``receive`` that hands it on;
+    ``_TOO_LARGE`` past the limit (nothing more is read)."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if size > limit:
+            return _TOO_LARGE
+        if not message.get("more_body", False):
+            break
+
+    async def replay() -> Message:
+        return messages.pop(0) if messages else await receive()
+
+    return replay
 
 
 async def _answer(send: Send, status: int, title: str, detail: str) -> None:

@@ -67,6 +67,14 @@ def serve(
     cpu_time: Annotated[
         bool, typer.Option("--cpu-time", help="lobby: charge local opponents CPU time, not wall-clock time")
     ] = False,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="trust X-Forwarded-For/-Proto from these proxy addresses (comma-separated; "
+            "default: none, the connecting address is the client's)",
+        ),
+    ] = None,
 ) -> None:
     """Run the arena server: web app with accounts and uploads, match workers, and the lobby."""
     from arena.serve.runner import ServeOptions, run
@@ -107,6 +115,7 @@ def serve(
         secure_cookies=secure_cookies,
         lobby=lobby,
         duration=duration,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
     with database() as db:
         if sandbox is not None:

@@ -41,6 +41,7 @@ class ServeOptions:
     secure_cookies: bool = False
     lobby: LobbyConfig | None = None
     duration: float = 0.0  # stop after this many seconds (0: until stopped)
+    forwarded_allow_ips: str | None = None  # proxies trusted for X-Forwarded-For (None: none)
 
 
 @dataclass
@@ -93,7 +94,16 @@ async def run(
     accounts = Accounts(db, signup=options.signup, secure_cookies=options.secure_cookies, on_upload=woken)
     app = serve_app(db, accounts)
     app.state.services = services
-    server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    trusted = options.forwarded_allow_ips  # X-Forwarded-For only from these proxies (F5: else forgeable)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        proxy_headers=trusted is not None,
+        forwarded_allow_ips=trusted or "",
+    )
+    server = _Server(config)
     done = asyncio.Event()
     lobby = Lobby(db, options.lobby, log=ctx.log) if options.lobby is not None else None
 

@@ -35,7 +35,8 @@ def url_of(sock: socket.socket) -> str:
 
 def make_server(app: FastAPI, *, log_level: str = "warning") -> uvicorn.Server:
     """A uvicorn server for ``app`` (without its own signal handlers when not in the main thread)."""
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off"))
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off", proxy_headers=False)
+    return uvicorn.Server(config)  # no proxy headers: the peer's address is the client's
 
 
 def serve(app: FastAPI, sock: socket.socket, *, log_level: str = "warning") -> None:

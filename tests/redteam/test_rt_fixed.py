@@ -44,15 +44,27 @@ def test_f3_stderr_is_shown_to_the_bots_owner_only(served: Served) -> None:
     assert stored > 0
 
 
-def test_f5_x_forwarded_for_does_not_choose_the_counted_address(served: Served) -> None:
+def failed_sign_ins(served: Served, forwarded: bool) -> list[int]:
     codes = []
     for i in range(25):
         c = Client(served)
         token = c.csrf("/login")
         r = c.form("/login", {"username": f"guess{i}", "password": "wrong-password", "csrf_token": token},
-                   {"X-Forwarded-For": f"203.0.113.{i}"})  # fmt: skip
+                   {"X-Forwarded-For": f"203.0.113.{i}"} if forwarded else {})  # fmt: skip
         codes.append(r.status)
+    return codes
+
+
+def test_f5_x_forwarded_for_does_not_choose_the_counted_address(served: Served, tmp_path: Path) -> None:
+    codes = failed_sign_ins(served, forwarded=True)
     assert 429 in codes, f"25 failed sign-ins from one client, never limited: {codes}"
+    # behind a proxy the operator names, the forwarded address is the one counted
+    proxied = Served(tmp_path / "proxied", "--forwarded-allow-ips", "127.0.0.1")
+    try:
+        assert 429 not in failed_sign_ins(proxied, forwarded=True)
+        assert 429 in failed_sign_ins(proxied, forwarded=False)
+    finally:
+        proxied.stop()
 
 
 def test_f6_every_post_body_is_bounded(served: Served) -> None:

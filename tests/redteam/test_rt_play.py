@@ -183,6 +183,10 @@ def test_hostile_posts_throughout_a_whole_game(played: Played) -> None:
         assert_refused(played.post(good), 409)  # the same post again, later: a replay
         moves += 1
     final = played.state()
+    deadline = time.monotonic() + 60
+    while final["final"] is None and time.monotonic() < deadline:  # 'ended' comes before the stored result
+        time.sleep(0.1)
+        final = played.state()
     assert final["ended"] and final["final"]["termination"] != "error"
     assert final["final"]["forfeits"] == [], final["final"]  # no seat forfeited: not the person's either
     assert final["final"]["stored"] is not None

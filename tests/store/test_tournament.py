@@ -105,7 +105,7 @@ def test_round_robin_run(db: Database) -> None:
 def test_create_rejects_bad_setups(db: Database) -> None:
     _register(db, ("greedy", "invader"))
     with pytest.raises(TournamentConfigError, match="unknown format"):
-        create(db, ["greedy", "invader"], fmt="ladder")
+        create(db, ["greedy", "invader"], fmt="league")
     with pytest.raises(TournamentConfigError, match="table sizes"):
         create(db, ["greedy", "invader"], table_sizes=(5,))
     with pytest.raises(TournamentConfigError, match="at least 3 bots"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_KEYS = 100_000
 
@@ -78,22 +78,30 @@ class RateLimited(Exception):
 
 @dataclass
 class Limits:
-    """The server's limits: uploads and failed sign-ins, each per user and per address."""
+    """The server's limits: uploads per user and per address; failed sign-ins per (user, address)
+    pair, per address, and a ceiling per user over all addresses.
+
+    The pair is what one client trying one account meets: one address cannot lock a user out for
+    everybody else.  The per-user ceiling still bounds guessing spread over many addresses; its
+    price is that an attacker with several addresses can keep a known user waiting (README)."""
 
     uploads_per_user: RateLimiter
     uploads_per_address: RateLimiter
-    failed_logins_per_user: RateLimiter
+    failed_logins_per_user: RateLimiter  # the ceiling per user, over every address
     failed_logins_per_address: RateLimiter
+    failed_logins_per_user_address: RateLimiter = field(default_factory=lambda: RateLimiter(5, 1 / 60))
 
     @classmethod
     def default(cls) -> Limits:
-        """10 uploads at once then 1 per minute (per user; 30 then 1 per 20 s per address); 5
-        failed sign-ins then 1 per minute per user, 20 then 1 per 15 s per address."""
+        """10 uploads at once then 1 per minute (per user; 30 then 1 per 20 s per address); failed
+        sign-ins: 5 then 1 per minute per (user, address), 20 then 1 per 15 s per address, and
+        100 then 1 per 30 s per user over all addresses."""
         return cls(
             RateLimiter(10, 1 / 60),
             RateLimiter(30, 1 / 20),
-            RateLimiter(5, 1 / 60),
+            RateLimiter(100, 1 / 30),
             RateLimiter(20, 1 / 15),
+            RateLimiter(5, 1 / 60),
         )
 
     def upload(self, user: str, address: str) -> None:
@@ -106,7 +114,11 @@ class Limits:
 
     def check_login(self, user: str, address: str) -> None:
         """Before a sign-in: :class:`RateLimited` when the user or the address failed too often."""
-        wait = max(self.failed_logins_per_user.blocked(user), self.failed_logins_per_address.blocked(address))
+        wait = max(
+            self.failed_logins_per_user.blocked(user),
+            self.failed_logins_per_address.blocked(address),
+            self.failed_logins_per_user_address.blocked(_pair(user, address)),
+        )
         if wait > 0:
             raise RateLimited("failed sign-ins", wait)
 
@@ -114,3 +126,8 @@ class Limits:
         """Count a failed sign-in of ``user`` from ``address``."""
         self.failed_logins_per_user.hit(user)
         self.failed_logins_per_address.hit(address)
+        self.failed_logins_per_user_address.hit(_pair(user, address))
+
+
+def _pair(user: str, address: str) -> str:
+    return f"{user}\n{address}"  # a newline is in neither a username nor an address

@@ -1,5 +1,7 @@
 """Login sessions: a random session id in an HttpOnly cookie, only its sha256 in the database,
-and a per-session CSRF secret that every form of a signed-in user carries.
+and a per-session CSRF secret that every form of a signed-in user carries.  That secret is derived
+from the session id (:func:`csrf_of`), never stored: the database holds nothing a form could use
+(``login_session.csrf_secret`` keeps only a marker).
 
 Signed-out forms (sign in, sign up) use a double-submit cookie instead (:data:`CSRF_COOKIE`): the
 form's hidden field must equal that cookie, which a foreign site can neither read nor set.
@@ -24,6 +26,13 @@ CSRF_COOKIE = "arena_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 SESSION_TTL = timedelta(days=7)
+DERIVED = "derived"  # what login_session.csrf_secret holds: the secret is csrf_of(session id)
+
+
+def csrf_of(raw: str) -> str:
+    """The CSRF secret of session id ``raw``: a keyed hash of it, unlike the stored hash of the id
+    (sha256 of the id alone), so neither the database nor the form's token gives the other."""
+    return hmac.new(raw.encode(), b"pool-arena csrf", "sha256").hexdigest()
 
 
 @dataclass(frozen=True)
@@ -43,12 +52,12 @@ def start_session(db: Database, user_id: int, ttl: timedelta = SESSION_TTL) -> t
     """A new session of ``user_id``: returns the session id (for the cookie; only its hash is
     stored) and its CSRF secret.  Expired sessions are swept at the same time."""
     raw = secrets.token_urlsafe(32)
-    csrf = secrets.token_urlsafe(32)
+    csrf = csrf_of(raw)
     now = utcnow()
     with db.session() as session:
         session.exec(delete(LoginSession).where(col(LoginSession.expires_at) < now))
         row = LoginSession(
-            user_id=user_id, session_hash=token_hash(raw), csrf_secret=csrf, expires_at=now + ttl
+            user_id=user_id, session_hash=token_hash(raw), csrf_secret=DERIVED, expires_at=now + ttl
         )
         session.add(row)
     return raw, csrf
@@ -65,7 +74,7 @@ def session_user(db: Database, raw: str | None) -> SignedIn | None:
         user = session.get(UserAccount, row.user_id)
         if user is None or row.id is None:
             return None
-        return SignedIn(user, row.csrf_secret, row.id)
+        return SignedIn(user, csrf_of(raw), row.id)
 
 
 def end_session(db: Database, raw: str | None) -> None:

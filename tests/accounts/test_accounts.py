@@ -67,6 +67,19 @@ def test_add_admin_on_an_existing_account_ends_its_sessions_and_tokens(db: Datab
     assert not again.created and again.user.is_admin
 
 
+def test_the_csrf_secret_is_not_stored(db: Database) -> None:
+    user = create_user(db, "csrfer", "correct horse battery")
+    assert user.id is not None
+    raw, csrf = sessions.start_session(db, user.id)
+    signed = sessions.session_user(db, raw)
+    assert signed is not None and signed.csrf == csrf and len(csrf) >= 32
+    with db.session() as session:
+        row = session.exec(select(LoginSession)).one()
+    assert csrf not in (row.csrf_secret, row.session_hash) and raw not in row.session_hash
+    _raw2, other = sessions.start_session(db, user.id)
+    assert other != csrf  # one secret per session
+
+
 def test_sessions_expire_and_end(db: Database) -> None:
     user = create_user(db, "sam", "correct horse battery")
     assert user.id is not None
@@ -123,6 +136,20 @@ def test_token_bucket() -> None:
     with pytest.raises(RateLimited, match="failed sign-ins"):
         limits.check_login("x", "b")  # per user, from any address
     limits.check_login("y", "a")
+
+
+def test_failed_sign_ins_lock_a_user_out_only_from_that_address() -> None:
+    limits = Limits.default()
+    for _ in range(5):
+        limits.check_login("victim", "10.0.0.66")
+        limits.failed_login("victim", "10.0.0.66")
+    with pytest.raises(RateLimited, match="failed sign-ins"):
+        limits.check_login("victim", "10.0.0.66")
+    limits.check_login("victim", "10.0.0.1")  # the real user, elsewhere, may still sign in
+    for i in range(100):  # ... until failures from many addresses reach the per-user ceiling
+        limits.failed_login("victim", f"10.1.{i}.1")
+    with pytest.raises(RateLimited):
+        limits.check_login("victim", "10.0.0.1")
 
 
 def test_cli_add_admin_and_token_never_show_the_password(arena_home: Path, sqlite_url: str) -> None:

@@ -29,6 +29,7 @@ from .errors import BotRegistryError as BotRegistryError
 from .errors import DuplicateUploadError as DuplicateUploadError
 from .errors import UnknownBotError as UnknownBotError
 from .models import Bot, BotVersion, MatchSeat, utcnow
+from .models_accounts import BotUpload, UploadStatus
 
 PYTHON = "{python}"  # stands for the arena's own interpreter in stored commands
 ARTIFACT = "{artifact}"  # stands for the stored copy's path in stored commands
@@ -374,8 +375,15 @@ def remove_bot(db: Database, name: str) -> Bot:
         return bot
 
 
+# Uploaded versions (``arena serve``) that a bare name never picks: not validated yet, or refused.
+_NOT_PLAYABLE = (UploadStatus.PENDING, UploadStatus.VALIDATING, UploadStatus.REJECTED)
+
+
 def resolve_version(db: Database, ref: str) -> BotVersion:
-    """``name`` (its latest version) or ``name@N``; :class:`UnknownBotError` otherwise."""
+    """``name@N`` (that version, whatever its state) or ``name``: its newest version that may
+    play — a version uploaded on the web that is still pending or validating, or was rejected by
+    its validation, is passed over (versions registered with ``arena bots add`` have no upload
+    record and always may).  :class:`UnknownBotError` otherwise, saying why."""
     name, _, ver = ref.partition("@")
     with db.session() as session:
         bot = _bot(session, name)
@@ -384,8 +392,16 @@ def resolve_version(db: Database, ref: str) -> BotVersion:
             if not ver.isdigit():
                 raise UnknownBotError(f"bad version in {ref!r}: use name@N with a number N")
             query = query.where(BotVersion.version == int(ver))
+        else:
+            unplayable = select(BotUpload.bot_version_id).where(col(BotUpload.status).in_(_NOT_PLAYABLE))
+            query = query.where(col(BotVersion.id).not_in(unplayable))
         version = session.exec(query.order_by(col(BotVersion.version).desc())).first()
         if version is None:
+            if not ver:
+                raise UnknownBotError(
+                    f"{name} has no version that may play yet (every upload is pending, being "
+                    f"validated or was rejected); see its page, or 'arena bots show {name}'"
+                )
             raise UnknownBotError(f"{name} has no version {ver}; see 'arena bots show {name}'")
         return version
 

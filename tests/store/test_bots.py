@@ -253,3 +253,47 @@ def test_bots_cli(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
     assert _stored(db) == (2, 3)
     assert [i.bot.name for i in list_bots(db)] == ["other"]
     db.close()
+
+
+def test_a_bare_name_passes_over_uploads_not_validated_or_rejected(db: Database, tmp_path: Path) -> None:
+    """``name`` is the newest version that may play: a web upload still pending/validating or
+    rejected by its validation is skipped; ``name@N`` still names any version."""
+    from arena.store.models_accounts import BotUpload, UploadStatus, UserAccount
+
+    src = bot_copy(tmp_path / "src", "mine")
+    v1 = add_bot(db, "mine", src)  # from the CLI: no upload record, always playable
+    with db.session() as session:
+        user = UserAccount(username="ann", password_hash="x")
+        session.add(user)
+        session.flush()
+        assert user.id is not None
+        user_id = user.id
+
+    def upload(extra: str, status: str) -> int:
+        src.write_text(src.read_text() + extra)
+        version = add_bot(db, "mine", src)
+        assert version.id is not None
+        with db.session() as session:
+            session.add(BotUpload(bot_version_id=version.id, user_id=user_id, status=status))
+        return version.id
+
+    v2 = upload("# 2\n", UploadStatus.PENDING)
+    assert resolve_version(db, "mine").id == v1.id
+    assert resolve_version(db, "mine@2").id == v2
+    with db.session() as session:
+        row = session.exec(select(BotUpload).where(BotUpload.bot_version_id == v2)).one()
+        row.status = UploadStatus.ACTIVE
+        session.add(row)
+    assert resolve_version(db, "mine").id == v2
+    upload("# 3\n", UploadStatus.REJECTED)
+    upload("# 4\n", UploadStatus.VALIDATING)
+    assert resolve_version(db, "mine").id == v2
+    assert resolve_version(db, "mine@3").version == 3
+
+    src2 = bot_copy(tmp_path / "other", "fresh")
+    only = add_bot(db, "fresh", src2)
+    assert only.id is not None
+    with db.session() as session:
+        session.add(BotUpload(bot_version_id=only.id, user_id=user_id, status=UploadStatus.PENDING))
+    with pytest.raises(UnknownBotError, match="no version that may play yet"):
+        resolve_version(db, "fresh")

@@ -1,18 +1,26 @@
 """The web side of live matches: receive the referee's events, apply them, wake the watchers.
 
 One :class:`LiveHub` per web process binds the database's live channel (:mod:`.channel`) and
-reads it on a thread of its own.  Each match being played has a :class:`Feed`: the engine's
-states after every event so far (applied here with the rules engine, exactly as the replay
-viewer's data is built) and each step already in the viewer's format.  A message that does not
-follow (the hub started mid-match, or a datagram was lost) is ignored until the next
-resynchronising message rebuilds the feed from the whole record.
+reads it on a thread of its own.  Each match being played has a :class:`Feed`: its record lines
+so far, each applied on arrival with the rules engine (exactly as the replay viewer's data is
+built).  The viewer's steps are built from them when a watcher asks, from the nearest of the
+engine states kept every :data:`CHECKPOINT` events, so a feed holds about its record's size
+whether watched or not.  A message that does not follow (the hub started mid-match, or a
+datagram was lost) is ignored until the next resynchronising message rebuilds the feed from
+the whole record.
 
 Watchers never hold anything up: a watcher is a coalescing wake-up flag (set with
 ``call_soon_threadsafe`` on its event loop; setting it twice is one wake-up) plus the number of
 the last step it was sent.  When woken it takes every step after that one from the feed, so a
 slow watcher gets a bigger batch later, a disconnected one is simply forgotten, and the reader
 thread never blocks on anyone: the bounded queue of each watcher is its one pending flag.
-Finished or silent feeds are dropped after :data:`FEED_TTL` seconds; at most :data:`MAX_FEEDS`.
+
+Memory does not grow with the matches played (F10): an unwatched feed is dropped
+:data:`FINISHED_GRACE` seconds after its game ended (a finished match's watchers read its stored
+replay) or :data:`FEED_TTL` seconds after its last event; the feeds hold at most about
+:data:`MAX_BYTES` together (unwatched finished feeds are dropped first, then the least recently
+updated) and :data:`MAX_FEEDS` in number, and a match longer than :data:`MAX_FEED_BYTES` is not
+followed live.  Feeds being watched are kept.
 """
 
 from __future__ import annotations
@@ -38,9 +46,27 @@ from arena.engine.variants import by_version
 from arena.web.viewdata import _event_view, state_view
 
 FEED_TTL = 120.0
-MAX_FEEDS = 256
+"""Seconds an unwatched feed that receives nothing is kept (a stalled or abandoned match)."""
+FINISHED_GRACE = 20.0
+"""Seconds an unwatched feed is kept after its game ended (its watchers then read the stored replay)."""
+MAX_FEEDS = 64
+"""Feeds kept at most (running matches are a few per worker; the least recently updated go first)."""
+MAX_BYTES = 16_000_000
+"""Approximate bytes all feeds may hold together (finished feeds are dropped first, then the
+least recently updated; feeds being watched are kept)."""
+MAX_FEED_BYTES = 4_000_000
+"""Approximate bytes one feed may hold: a match whose record grows past it is no longer followed
+live (its watchers get the rest from the stored replay when it ends)."""
+CHECKPOINT = 32
+"""An engine state is kept every this many events; a step's state is rebuilt from the nearest one."""
+LINE_OVERHEAD = 120
+"""Bytes counted per step besides its record line (the string's header, its time, list slots)."""
+STATE_BYTES = 2_000
+"""Bytes counted per kept engine state."""
 RECV_BYTES = 262_144
 INBOX = 100_000
+EXPIRE_EVERY = 1.0
+"""Seconds between looks for feeds to drop."""
 
 log = logging.getLogger(__name__)
 
@@ -64,42 +90,84 @@ class Step:
 
 @dataclass
 class Feed:
-    """A match being watched: its header, its latest engine state and every step so far."""
+    """A match being played: its header, its record lines and when each was applied.
+
+    It keeps the record lines as received (not the viewer's states: those are built when a
+    watcher asks, :meth:`since`), the latest engine state (each event is applied on arrival, so a
+    line that does not follow the rules is refused at once) and one engine state every
+    :data:`CHECKPOINT` events.  A feed only grows: a match started again gets a new feed, so a
+    feed's first ``count`` lines never change and may be read outside the hub's lock."""
 
     match_id: int
     header: dict[str, Any]
     initial: dict[str, Any]
     state: State
-    steps: list[Step] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    checkpoints: list[State] = field(default_factory=list)
     updated: float = field(default_factory=time.monotonic)
+    size: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.checkpoints:
+            self.checkpoints.append(self.state)
+        self.size = STATE_BYTES
 
     @property
     def count(self) -> int:
-        return len(self.steps)
+        return len(self.lines)
+
+    @property
+    def over(self) -> bool:
+        """True once the game has ended (the feed is only kept for :data:`FINISHED_GRACE` then)."""
+        return self.state.is_over
 
     @classmethod
     def from_record(cls, match_id: int, text: str, ts: float) -> Feed:
         """A feed rebuilt from the record so far (header and event lines)."""
-        lines = [json.loads(x) for x in text.splitlines() if x.strip()]
-        header = lines[0]
+        lines = [x for x in text.splitlines() if x.strip()]
+        header = json.loads(lines[0])
         state = new_game(int(header["players"]), by_version(str(header.get("rules", "1"))))
         feed = cls(match_id, header, state_view(state), state)
-        for event in lines[1:]:
-            feed.add(event, ts)
+        for line in lines[1:]:
+            feed.add(line, ts)
         return feed
 
-    def add(self, event: dict[str, Any], ts: float) -> Step:
-        before = self.state
-        self.state = _next_state(before, event)
-        k = self.count + 1
-        step = Step(k, _event_view(k, event, before), state_view(self.state), ts)
-        self.steps.append(step)
+    def add(self, line: str, ts: float) -> None:
+        """Apply the record line of the next event (ValueError and the engine's errors when it
+        does not follow)."""
+        self.state = _next_state(self.state, json.loads(line))
+        self.lines.append(line)
+        self.times.append(ts)
+        self.size += len(line) + LINE_OVERHEAD
+        if self.count % CHECKPOINT == 0:
+            self.checkpoints.append(self.state)
+            self.size += STATE_BYTES
         self.updated = time.monotonic()
-        return step
 
-    def since(self, k: int) -> list[Step]:
-        """Steps ``k+1 ..``."""
-        return self.steps[max(0, k) :]
+    def since(self, k: int, upto: int | None = None) -> list[Step]:
+        """Steps ``k+1 .. upto`` (default: all so far) in the viewer's format, built from the
+        nearest kept engine state (at most :data:`CHECKPOINT` events replayed before them)."""
+        n = self.count if upto is None else min(upto, self.count)
+        k = max(0, k)
+        if k >= n:
+            return []
+        base = k // CHECKPOINT
+        state = self.checkpoints[base]
+        for j in range(base * CHECKPOINT, k):
+            state = _next_state(state, json.loads(self.lines[j]))
+        steps = []
+        for j in range(k, n):
+            event = json.loads(self.lines[j])
+            after = _next_state(state, event)
+            steps.append(Step(j + 1, _event_view(j + 1, event, state), state_view(after), self.times[j]))
+            state = after
+        return steps
+
+    @property
+    def steps(self) -> list[Step]:
+        """Every step so far (built now: see :meth:`since`)."""
+        return self.since(0)
 
 
 class Watcher:
@@ -139,6 +207,10 @@ class LiveHub:
         self.lock = threading.Lock()
         self.received = 0
         self.ignored = 0
+        self.bytes = 0  # approximate bytes held by the feeds (see Feed.size)
+        self._sizes: dict[int, int] = {}  # each feed's size as counted in self.bytes
+        self._refused: dict[int, None] = {}  # matches too long to follow (insertion order: oldest first)
+        self._expired_at = time.monotonic()
         self._stop = threading.Event()
         self._inbox: deque[bytes] = deque(maxlen=INBOX)  # received, not applied yet (oldest dropped)
         self._arrived = threading.Event()
@@ -191,6 +263,8 @@ class LiveHub:
             self._arrived.wait(0.5)
             self._arrived.clear()
             while self._inbox:
+                if time.monotonic() - self._expired_at >= EXPIRE_EVERY:
+                    self._expire()
                 data = self._inbox.popleft()
                 try:
                     self.receive(json.loads(data))
@@ -204,40 +278,76 @@ class LiveHub:
         self.received += 1
         with self.lock:
             feed = self.feeds.get(mid)
+            if mid in self._refused and k != 1:
+                self.ignored += 1
+                return
             if feed is not None and k == feed.count + 1:
-                feed.add(json.loads(message["l"]), ts)
+                feed.add(str(message["l"]), ts)
+                self.bytes += feed.size - self._sizes[mid]
             elif "f" in message and (feed is None or k > feed.count or k == 1):  # k 1: a new attempt
-                text = zlib.decompress(base64.b64decode(message["f"])).decode()
-                self.feeds[mid] = Feed.from_record(mid, text, ts)
-                self._trim()
+                inflate = zlib.decompressobj()
+                text = inflate.decompress(base64.b64decode(message["f"]), MAX_FEED_BYTES).decode()
+                if inflate.unconsumed_tail:
+                    raise ValueError(f"match {mid}: a record over {MAX_FEED_BYTES} bytes")
+                feed = self.feeds[mid] = Feed.from_record(mid, text, ts)
+                self._refused.pop(mid, None)
+                self.bytes += feed.size - self._sizes.get(mid, 0)
             else:  # out of step (joined mid-match, a lost datagram): wait for the next resync
                 self.ignored += 1
                 return
+            self._sizes[mid] = feed.size
+            if feed.size > MAX_FEED_BYTES:  # too long to follow: its watchers read the replay at the end
+                self._drop(mid)
+                self._refused[mid] = None
+                while len(self._refused) > MAX_FEEDS:
+                    del self._refused[next(iter(self._refused))]
+            self._trim()
             watchers = list(self.watchers.get(mid, ()))
         for w in watchers:
             w.notify()
 
+    def _drop(self, mid: int) -> None:
+        del self.feeds[mid]
+        self.bytes -= self._sizes.pop(mid)
+
     def _trim(self) -> None:
-        while len(self.feeds) > MAX_FEEDS:
-            oldest = min(self.feeds.values(), key=lambda f: f.updated)
-            del self.feeds[oldest.match_id]
+        """Under the lock: drop unwatched feeds, finished ones first then the least recently
+        updated, until at most :data:`MAX_FEEDS` feeds and :data:`MAX_BYTES` remain."""
+        if len(self.feeds) <= MAX_FEEDS and self.bytes <= MAX_BYTES:
+            return
+        order = sorted((f for f in self.feeds.values() if not self.watchers.get(f.match_id)),
+                       key=lambda f: (not f.over, f.updated))  # fmt: skip
+        for f in order:
+            if len(self.feeds) <= MAX_FEEDS and self.bytes <= MAX_BYTES:
+                break
+            self._drop(f.match_id)
 
     def _expire(self) -> None:
+        """Drop unwatched feeds :data:`FINISHED_GRACE` s after their game ended, or
+        :data:`FEED_TTL` s after their last event."""
         now = time.monotonic()
         with self.lock:
-            for mid in [m for m, f in self.feeds.items() if now - f.updated > FEED_TTL]:
-                if not self.watchers.get(mid):
-                    del self.feeds[mid]
+            self._expired_at = now
+            for mid, f in list(self.feeds.items()):
+                idle = now - f.updated
+                if (idle > FEED_TTL or (f.over and idle > FINISHED_GRACE)) and not self.watchers.get(mid):
+                    self._drop(mid)
+
+    def retained(self) -> tuple[int, int]:
+        """(feeds kept, approximate bytes they hold) -- for tests and monitoring."""
+        with self.lock:
+            return len(self.feeds), self.bytes
 
     def feed(self, match_id: int) -> Feed | None:
         with self.lock:
             return self.feeds.get(match_id)
 
     def steps_since(self, match_id: int, k: int) -> tuple[Feed | None, list[Step]]:
-        """The match's feed and its steps after ``k`` (a copy: safe to use outside the lock)."""
+        """The match's feed and its steps after ``k`` (built outside the lock: a feed only grows)."""
         with self.lock:
             feed = self.feeds.get(match_id)
-            return feed, ([] if feed is None else list(feed.since(k)))
+            n = 0 if feed is None else feed.count
+        return feed, ([] if feed is None else feed.since(k, n))
 
     def watch(self, match_id: int, loop: asyncio.AbstractEventLoop) -> Watcher:
         w = Watcher(match_id, loop)

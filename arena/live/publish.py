@@ -3,10 +3,11 @@
 :func:`observer` returns the callback a :class:`arena.referee.match.Match` calls after every
 applied throw or action (``on_event``).  It sends one datagram (see :mod:`.channel`): the match's
 database id, the event's number, the record line the referee just wrote and the wall-clock time
-it was applied; every :data:`~.channel.RESYNC` events (and at the first) the whole record so far,
-zlib-compressed.  Any error (nobody listening, a full buffer, a message too big) drops the event:
-a watcher costs the referee one non-blocking system call per event; nobody listening costs one
-failed call per second (:data:`ABSENT_RETRY`), and nothing when the channel is not configured.
+it was applied; every :data:`~.channel.RESYNC` events (and at the first and the last) the whole
+record so far, zlib-compressed.  Any error (nobody listening, a full buffer, a message too big)
+drops the event: a watcher costs the referee one non-blocking system call per event; nobody
+listening costs one failed call per second (:data:`ABSENT_RETRY`), and nothing when the channel
+is not configured.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class Publisher:
                 return
             k = int(match.events)
             message: dict[str, Any] = {"m": match_id, "k": k, "l": record.lines[-1], "ts": time.time()}
-            if k == 1 or k % RESYNC == 0:
+            over = getattr(getattr(match, "state", None), "is_over", False)
+            if k == 1 or k % RESYNC == 0 or over:  # the last one too: the hub sees the match end
                 text = "\n".join(record.lines) + "\n"
                 message["f"] = base64.b64encode(zlib.compress(text.encode(), 1)).decode()
             self.send(message)

@@ -226,3 +226,79 @@ def test_sse_streams_a_running_ladder_match_to_its_end(tmp_path: Path, arena_hom
         if hub is not None:
             hub.close()
         db.close()
+
+
+def _deep_size(root: object) -> int:
+    """Bytes of every object reachable from ``root`` (each counted once; classes, modules and
+    functions not followed): what the hub really holds, measured, not estimated."""
+    import gc
+    import sys
+    import types
+
+    seen: set[int] = set()
+    todo, total = [root], 0
+    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        todo.extend(gc.get_referents(obj))
+    return total
+
+
+def _publish_match(pub: Publisher, match_id: int, lines: list[str]) -> None:
+    obs = pub.observer(match_id)
+    for k in range(1, len(lines) - 1):
+        obs(FakeMatch(lines[: k + 1], k))
+        if k % 5 == 0:
+            time.sleep(0.001)  # let the hub's threads keep up (a lost datagram only delays a feed)
+
+
+def test_finished_matches_nobody_watches_leave_the_hub_bounded(
+    record_text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F10: 24 matches published to a real hub over its socket, one after the other, nobody
+    watching.  The memory the hub holds (measured by walking its feeds) stays under its byte
+    budget while they are played, whatever their number, and the finished ones are gone once
+    their grace period is over; a watched running match is kept and still yields the whole match
+    from its start."""
+    from arena.live import hub as hubmod
+
+    monkeypatch.setattr(hubmod, "FINISHED_GRACE", 0.5, raising=False)
+    monkeypatch.setattr(hubmod, "FEED_TTL", 2.0)
+    monkeypatch.setattr(hubmod, "MAX_BYTES", 2_000_000, raising=False)
+    lines = record_text.strip().splitlines()
+    hub = LiveHub(_path("bounded")).start()
+    loop = asyncio.new_event_loop()
+    try:
+        pub = Publisher(str(hub.path))
+        peak = 0
+        for mid in range(100, 124):
+            _publish_match(pub, mid, lines)
+            _wait(lambda: not hub._inbox)
+            with hub.lock:
+                peak = max(peak, _deep_size(hub.feeds))
+        # a finished 2-player feed holds ~0.3 MB (before F10's fix ~3.5 MB: every state rebuilt), and
+        # the budget (2 MB counted) keeps a few of them, never all 24
+        assert peak < 3_000_000, peak
+        # the grace period is over (and the silence limit for a feed that lost its last datagrams)
+        _wait(lambda: not hub.feeds, timeout=10)
+        with hub.lock:
+            assert _deep_size(hub.feeds) < 1_000
+        # a running match that is watched is kept (over budget too) and starts at its first step
+        w = hub.watch(200, loop)
+        monkeypatch.setattr(hubmod, "MAX_BYTES", 0, raising=False)
+        _publish_match(pub, 200, lines[:-200])
+        _wait(lambda: not hub._inbox)
+        time.sleep(3.5)  # past the silence limit and an expiry round
+        feed, steps = hub.steps_since(200, 0)
+        assert feed is not None and w.notified >= 1 and len(steps) > RESYNC
+        view = build_view(record_text)
+        assert [s.state for s in steps] == view["states"][1 : len(steps) + 1]
+        assert [s.event for s in steps] == view["events"][: len(steps)]
+        hub.unwatch(w)
+    finally:
+        hub.close()
+        loop.close()

@@ -166,7 +166,7 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
                 yield _sse("hello", {"match": match_id, "since": sent})
                 while True:
                     watcher.clear()
-                    feed, steps = hub.steps_since(match_id, sent)
+                    feed, steps = await asyncio.to_thread(hub.steps_since, match_id, sent)  # built now
                     if feed is not None and feed.count < sent:  # the match started again
                         sent = 0
                         yield _sse("reset", {"match": match_id})

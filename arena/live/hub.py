@@ -47,11 +47,11 @@ from arena.web.viewdata import _event_view, state_view
 
 FEED_TTL = 120.0
 """Seconds an unwatched feed that receives nothing is kept (a stalled or abandoned match)."""
-FINISHED_GRACE = 20.0
+FINISHED_GRACE = 10.0
 """Seconds an unwatched feed is kept after its game ended (its watchers then read the stored replay)."""
 MAX_FEEDS = 64
 """Feeds kept at most (running matches are a few per worker; the least recently updated go first)."""
-MAX_BYTES = 16_000_000
+MAX_BYTES = 8_000_000
 """Approximate bytes all feeds may hold together (finished feeds are dropped first, then the
 least recently updated; feeds being watched are kept)."""
 MAX_FEED_BYTES = 4_000_000

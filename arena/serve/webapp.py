@@ -54,13 +54,13 @@ class UploadSizeGuard:
             await _answer(send, 411, "Length required", "send the upload with a Content-Length header")
             return
         if length.isdigit() and int(length) > limit:
-            what = "upload" if upload else "request body"
-            await _answer(
-                send,
-                413,
-                "Request too large" if not upload else "Upload too large",
-                f"the {what} is {int(length) / 1e6:.2f} MB, over the {limit / 1e6:g} MB limit",
-            )
+            if upload:
+                mb = max_upload_bytes() / 1e6
+                told = f"the upload is {int(length) / 1e6:.2f} MB, over the {mb:g} MB limit"
+                await _answer(send, 413, "Upload too large", told)
+            else:
+                told = f"the request body is {int(length)} bytes, over the {limit} bytes limit"
+                await _answer(send, 413, "Request too large", told)
             return
         if not length.isdigit() and "transfer-encoding" in headers:
             receive = await _bounded(receive, limit)

@@ -67,6 +67,15 @@ def serve(
     cpu_time: Annotated[
         bool, typer.Option("--cpu-time", help="lobby: charge local opponents CPU time, not wall-clock time")
     ] = False,
+    live_address: Annotated[
+        str | None,
+        typer.Option(
+            "--live-address",
+            metavar="HOST:PORT",
+            help="signed UDP endpoint where cluster workers send live match events (port 0: any free "
+            "port; default with --cluster: this host's address towards the scheduler, any port)",
+        ),
+    ] = None,
     forwarded_allow_ips: Annotated[
         str | None,
         typer.Option(
@@ -90,6 +99,7 @@ def serve(
             if not f.is_file():
                 raise fail(f"{f}: no such file", 2)
         tls = TlsFiles(tls_cert, tls_key)
+    _live_endpoint(live_address, cluster)
     sandbox = sandbox_choice(no_sandbox)
     lobby = None
     if listen is not None:
@@ -179,3 +189,26 @@ def _require_sandbox() -> None:
         require_bwrap()
     except Exception as exc:
         raise fail(f"{exc}; or run only bots you trust with --no-sandbox", 2) from None
+
+
+def _live_endpoint(live_address: str | None, cluster: str | None) -> None:
+    """Set ``$ARENA_LIVE_UDP`` for the web hub (:mod:`arena.live.remote`): ``--live-address``, or
+    with ``--cluster`` (and the variable unset) the local address routing to the scheduler."""
+    import os
+
+    from arena.live.remote import UDP_ENV, parse_bind
+
+    if live_address is not None:
+        try:
+            parse_bind(live_address)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--live-address") from None
+        os.environ[UDP_ENV] = live_address
+    elif cluster and not os.environ.get(UDP_ENV):
+        from arena.tournament.cluster import listen_host
+
+        try:
+            host = listen_host(cluster)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{exc}; or give --live-address", param_hint="--cluster") from None
+        os.environ[UDP_ENV] = f"[{host}]:0" if ":" in host else f"{host}:0"

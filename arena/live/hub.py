@@ -31,6 +31,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
@@ -44,6 +45,8 @@ from arena.engine import State, apply, apply_throw, new_game, parse_action
 from arena.engine.notation import parse_throw
 from arena.engine.variants import by_version
 from arena.web.viewdata import _event_view, state_view
+
+from .remote import LiveTarget, endpoint_path, remove_endpoint, verify, write_endpoint
 
 FEED_TTL = 120.0
 """Seconds an unwatched feed that receives nothing is kept (a stalled or abandoned match)."""
@@ -200,8 +203,11 @@ class Watcher:
 class LiveHub:
     """Receives live events on ``path`` and keeps the feeds (see the module docstring)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, udp: tuple[str, int] | None = None) -> None:
         self.path = path
+        self.udp = udp  # (host, port) of the signed UDP endpoint to bind too (arena/live/remote.py)
+        self.target: LiveTarget | None = None  # that endpoint as bound, and its key
+        self.forged = 0  # UDP datagrams dropped for a missing or bad signature
         self.feeds: dict[int, Feed] = {}
         self.watchers: dict[int, set[Watcher]] = {}
         self.lock = threading.Lock()
@@ -215,10 +221,12 @@ class LiveHub:
         self._inbox: deque[bytes] = deque(maxlen=INBOX)  # received, not applied yet (oldest dropped)
         self._arrived = threading.Event()
         self.sock: socket.socket | None = None
-        self._thread: threading.Thread | None = None
+        self.udp_sock: socket.socket | None = None
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> LiveHub:
-        """Bind the channel (replacing a stale socket file) and start reading."""
+        """Bind the channel (replacing a stale socket file), and the UDP endpoint when asked
+        (writing its endpoint file, :func:`arena.live.remote.write_endpoint`), and start reading."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -226,37 +234,70 @@ class LiveHub:
         sock.bind(str(self.path))
         sock.settimeout(0.5)
         self.sock = sock
-        self._thread = threading.Thread(target=self._run, name="arena-live-hub", daemon=True)
-        self._thread.start()
+        if self.udp is not None:
+            try:
+                self._bind_udp(*self.udp)
+            except BaseException:
+                self.close()
+                raise
+        readers: list[tuple[socket.socket, bytes | None]] = [(sock, None)]
+        if self.udp_sock is not None and self.target is not None:
+            readers.append((self.udp_sock, self.target.key))
+        self._threads = [threading.Thread(target=self._apply_loop, name="arena-live-apply", daemon=True)]
+        for s, key in readers:
+            self._threads.append(
+                threading.Thread(target=self._run, args=(s, key), name="arena-live-hub", daemon=True)
+            )
+        for t in self._threads:
+            t.start()
         return self
+
+    def _bind_udp(self, host: str, port: int) -> None:
+        family, _, _, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+        udp = socket.socket(family, socket.SOCK_DGRAM)
+        self.udp_sock = udp
+        udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * RECV_BYTES)
+        udp.bind(addr)
+        udp.settimeout(0.5)
+        bound = udp.getsockname()
+        self.target = LiveTarget(str(bound[0]), int(bound[1]), secrets.token_bytes(32))
+        write_endpoint(endpoint_path(self.path), self.target)
 
     def close(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5.0)
+        self._arrived.set()
+        for t in self._threads:
+            t.join(5.0)
+        if self.udp_sock is not None:
+            self.udp_sock.close()
+        if self.target is not None:
+            remove_endpoint(endpoint_path(self.path), self.target)
         if self.sock is not None:
             self.sock.close()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
 
-    def _run(self) -> None:
+    def _run(self, sock: socket.socket, key: bytes | None) -> None:
         """Read datagrams as fast as they come (the kernel queues only a few per socket) and
-        hand them to the applying thread."""
-        assert self.sock is not None
-        applier = threading.Thread(target=self._apply_loop, name="arena-live-apply", daemon=True)
-        applier.start()
+        hand them to the applying thread; with ``key`` (the UDP endpoint) only those signed
+        with it, unsigned (their signature stripped)."""
         while not self._stop.is_set():
             try:
-                data = self.sock.recv(RECV_BYTES)
+                data = sock.recv(RECV_BYTES)
             except TimeoutError:
                 self._expire()
                 continue
             except OSError:
                 break
+            if key is not None:
+                payload = verify(key, data)
+                if payload is None:  # not from one of this hub's workers: never applied
+                    self.forged += 1
+                    continue
+                data = payload
             self._inbox.append(data)
             self._arrived.set()
         self._arrived.set()
-        applier.join(5.0)
 
     def _apply_loop(self) -> None:
         while not self._stop.is_set():

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .channel import LIVE_ENV, MAX_DATAGRAM, RESYNC
+from .remote import MAX_UDP, LiveTarget, sign
 
 Observer = Callable[[Any], None]
 ABSENT_RETRY = 1.0
@@ -83,13 +84,52 @@ class Publisher:
         return on_event
 
 
+class UdpPublisher(Publisher):
+    """Sends live events, signed (:mod:`.remote`), to a hub's UDP endpoint on another host: the
+    same messages and the same rules (one non-blocking ``sendto``; dropped on any error)."""
+
+    def __init__(self, target: LiveTarget) -> None:
+        self.target = target
+        self.path = target.address
+        family, _, _, _, addr = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_DGRAM)[0]
+        self.addr: Any = addr
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+        self.sent = 0
+        self.dropped = 0
+        self.absent_until = 0.0
+
+    def send(self, message: dict[str, Any]) -> bool:
+        data = sign(self.target.key, json.dumps(message, separators=(",", ":")).encode())
+        if len(data) > MAX_UDP:  # a resync of a very long record: the watcher reads the replay
+            self.dropped += 1
+            return False
+        try:
+            self.sock.sendto(data, self.addr)
+        except OSError:  # a full buffer, no route, a refusal reported by ICMP: dropped
+            self.dropped += 1
+            return False
+        self.sent += 1
+        return True
+
+
 _publisher: Publisher | None = None
+_remote: UdpPublisher | None = None
 
 
-def observer_for(match_id: int) -> Observer | None:
-    """The live observer of match ``match_id`` when ``$ARENA_LIVE_SOCKET`` names a channel (the
-    ladder's coordinator sets it for its workers), else None."""
-    global _publisher
+def observer_for(match_id: int, remote: LiveTarget | None = None) -> Observer | None:
+    """The live observer of match ``match_id``: to the hub's UDP endpoint ``remote`` when the
+    match task carries one (a Dask cluster's match), else to the Unix channel
+    ``$ARENA_LIVE_SOCKET`` names (the ladder's coordinator sets it for its local workers), else
+    None."""
+    global _publisher, _remote
+    if remote is not None:
+        if _remote is None or _remote.target != remote:
+            try:
+                _remote = UdpPublisher(remote)
+            except OSError:  # the hub's host does not resolve here: not followed live
+                return None
+        return _remote.observer(match_id)
     path = os.environ.get(LIVE_ENV)
     if not path:
         return None

@@ -18,12 +18,12 @@ class ClusterMatches:
     def __init__(self, db: Database, address: str) -> None:
         from distributed import Client
 
-        from arena.tournament.cluster import PLUGIN_NAME, ArenaWorkerPlugin, DaskExecutor
+        from arena.tournament.cluster import PLUGIN_NAME, ArenaWorkerPlugin, DaskExecutor, live_endpoint
 
         self.db = db
         self.client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
         self.client.register_plugin(ArenaWorkerPlugin(), name=PLUGIN_NAME)
-        self.inner = DaskExecutor(self.client, {})
+        self.inner = DaskExecutor(self.client, {}, live=live_endpoint(db))  # matches watched live
 
     def slots(self) -> int:
         return self.inner.slots()

@@ -48,6 +48,8 @@ from distributed import Client, Future, KilledWorker, LocalCluster, Worker, Work
 from distributed.comm.addressing import get_address_host_port
 from sqlmodel import col, select
 
+from arena.live.channel import socket_path
+from arena.live.remote import EndpointWatch, LiveTarget, endpoint_path
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import SandboxUnavailableError, bwrap_problem
 from arena.store.bots import artifact_path as stored_artifact
@@ -89,6 +91,7 @@ class RemoteMatch:
     artifacts: tuple[Artifact | None, ...]
     python: str
     config: RefereeConfig | None = None
+    live: LiveTarget | None = None  # the web hub's signed UDP endpoint (arena/live/remote.py)
 
 
 class ClusterUnavailableError(TournamentError):
@@ -218,7 +221,7 @@ def play_remote(job: RemoteMatch) -> MatchResult:
     """The Dask task: play one match on this worker and return its result."""
     task = localize(job)
     log_dir = arena_home().resolve() / "logs" / f"tournament-{task.tournament_id}"
-    result = _worker_host(job.config).play(task, log_dir)
+    result = _worker_host(job.config).play(task, log_dir, job.live)
     return replace(result, extra={**result.extra, "worker": _worker_address()})
 
 
@@ -366,8 +369,10 @@ class DaskExecutor:
         oversubscribe: int = 2,
         poll: float = 1.0,
         reconnect_timeout: float = 60.0,
+        live: Callable[[], LiveTarget | None] | None = None,
     ) -> None:
         self.client = client
+        self.live = live  # the hub's UDP endpoint now, sent with each task (None: not followed live)
         self.artifacts = artifacts
         self.config = config
         self.oversubscribe = oversubscribe
@@ -473,6 +478,7 @@ class DaskExecutor:
             tuple(self.artifacts.get(s.version_id) for s in task.seats),
             sys.executable,
             self.config,
+            self.live() if self.live is not None else None,
         )
         fut = self.client.submit(play_remote, job, key=f"arena-{task.key}-{uuid.uuid4().hex[:8]}", pure=False)
         self._inflight.add(fut)
@@ -530,6 +536,12 @@ class DaskExecutor:
         if self._inflight and self.client.status == "running":
             self.client.cancel(list(self._inflight))  # type: ignore[no-untyped-call]
         self._inflight.clear()
+
+
+def live_endpoint(db: Database) -> Callable[[], LiveTarget | None]:
+    """What tells a :class:`DaskExecutor` where its matches' live events go: the signed UDP
+    endpoint of the web hub of ``db`` on this machine, as its endpoint file states it now."""
+    return EndpointWatch(endpoint_path(socket_path(db.url))).current
 
 
 @contextmanager
@@ -614,7 +626,7 @@ def _run_on_cluster(
     entrants = field_versions(db, tournament_id)  # a Swiss or knockout's later rounds come later
     with _client(client_or_address) as client:
         client.register_plugin(ArenaWorkerPlugin(), name=PLUGIN_NAME)
-        executor = DaskExecutor(client, artifacts_of(db, tasks, entrants), config)
+        executor = DaskExecutor(client, artifacts_of(db, tasks, entrants), config, live=live_endpoint(db))
         if tournament_sandbox(db, tournament_id) is not None:
             executor.check_sandbox()
         executor.sync_artifacts()

@@ -28,6 +28,7 @@ from arena import lifecycle
 from arena.engine.variants import by_version
 from arena.hosting import BotSpec, LocalSeat, MatchHost
 from arena.live.publish import observer_for
+from arena.live.remote import LiveTarget
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import kill_all_bots
 
@@ -51,15 +52,16 @@ def seats_of(task: MatchTask) -> list[LocalSeat]:
     ]
 
 
-async def play_on(host: MatchHost, task: MatchTask) -> MatchResult:
+async def play_on(host: MatchHost, task: MatchTask, live: LiveTarget | None = None) -> MatchResult:
     """Play one tournament match on ``host`` (its bots under the tournament's sandbox, clock and
-    rules); its events go to the live channel when one is set (:mod:`arena.live.publish`)."""
+    rules); its events go to the hub's UDP endpoint ``live`` (a cluster's match), else to the
+    live channel when one is set (:mod:`arena.live.publish`)."""
     return await host.play(
         seats_of(task),
         task.seed,
         task.control,
         match_id=task.key,
-        on_event=observer_for(task.match_id),
+        on_event=observer_for(task.match_id, live),
         sandbox=task.sandbox,
         rules=by_version(task.rules),
     )
@@ -183,18 +185,21 @@ class WorkerThread:
         self._lock = asyncio.Lock()
         await self.state.start()
 
-    async def _play(self, task: MatchTask, log_dir: Path | None) -> MatchResult:
+    async def _play(self, task: MatchTask, log_dir: Path | None, live: LiveTarget | None) -> MatchResult:
         assert self._lock is not None
         async with self._lock:
             self.state.log_dir = log_dir
-            return await play_on(self.state, task)
+            return await play_on(self.state, task, live)
 
-    def play(self, task: MatchTask, log_dir: Path | None = None) -> MatchResult:
-        """Play one match (waiting for the one in progress, if any); bot logs go to ``log_dir``.
-        The result comes with its replay packed for storage (:func:`arena.store.tournaments.pack_replay`)."""
+    def play(
+        self, task: MatchTask, log_dir: Path | None = None, live: LiveTarget | None = None
+    ) -> MatchResult:
+        """Play one match (waiting for the one in progress, if any); bot logs go to ``log_dir``,
+        live events to ``live`` (see :func:`play_on`).  The result comes with its replay packed
+        for storage (:func:`arena.store.tournaments.pack_replay`)."""
         if self.closed:
             raise RuntimeError("this worker is closed")
-        return pack_replay(self._call(self._play(task, log_dir)))  # compressed here, not by the writer
+        return pack_replay(self._call(self._play(task, log_dir, live)))  # compressed here, not by the writer
 
     async def _release(self, version_ids: Collection[int] | None) -> None:
         assert self._lock is not None

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,6 +32,7 @@ from arena.engine import new_game
 from arena.engine.variants import by_version
 from arena.live.channel import socket_path
 from arena.live.hub import Feed, LiveHub, Step
+from arena.live.remote import UDP_ENV, parse_bind
 from arena.store.db import Database
 from arena.store.models import Match, Tournament
 
@@ -47,12 +49,18 @@ log = logging.getLogger(__name__)
 
 
 def start_hub(db: Database) -> LiveHub | None:
-    """This process's hub on the database's live channel (None when it cannot be bound)."""
+    """This process's hub on the database's live channel (None when it cannot be bound), and on
+    the signed UDP endpoint ``$ARENA_LIVE_UDP`` names, if any (:mod:`arena.live.remote`)."""
+    udp = os.environ.get(UDP_ENV, "").strip()
     try:
-        return LiveHub(socket_path(db.url)).start()
-    except OSError as exc:
-        log.warning("live matches are off: cannot bind %s: %s", socket_path(db.url), exc)
+        hub = LiveHub(socket_path(db.url), parse_bind(udp) if udp else None).start()
+    except (OSError, ValueError) as exc:
+        log.warning("live matches are off: cannot bind %s%s: %s", socket_path(db.url),
+                    f" and {udp}" if udp else "", exc)  # fmt: skip
         return None
+    if hub.target is not None:
+        log.info("live matches from other hosts: signed UDP on %s", hub.target.address)
+    return hub
 
 
 def _step_json(s: Step) -> dict[str, Any]:

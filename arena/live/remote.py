@@ -10,7 +10,8 @@ who lacks it can inject moves: the hub drops every datagram whose signature does
 The coordinator (``arena serve --cluster``, ``arena ladder run --cluster``, a tournament on a
 cluster) learns the endpoint and its key from the file :func:`endpoint_path` next to the Unix
 socket (mode 0600, written by the hub, removed when it closes) and sends them with each match
-task (:class:`LiveTarget`) over the Dask connection; the worker's observer then sends there with
+task (:class:`LiveTarget`; an endpoint bound to every interface is given as the coordinator's
+address towards the scheduler) over the Dask connection; the worker's observer then sends there with
 the same never-wait rules (a non-blocking ``sendto``, the event dropped on any error).  A signed
 message bigger than :data:`MAX_UDP` is not sent (a resync of a very long record: the watcher
 gets the rest from the stored replay when the match ends).
@@ -82,7 +83,9 @@ def endpoint_path(socket_path: Path) -> Path:
 def write_endpoint(path: Path, target: LiveTarget) -> None:
     """Write the endpoint file (owner-only: it holds the key), atomically."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a stale one: created afresh below (never through a planted link)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump({"host": target.host, "port": target.port, "key": target.key.hex()}, fh)
     os.replace(tmp, path)

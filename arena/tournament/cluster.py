@@ -373,6 +373,7 @@ class DaskExecutor:
     ) -> None:
         self.client = client
         self.live = live  # the hub's UDP endpoint now, sent with each task (None: not followed live)
+        self._advertised: str | None = None  # this host's address towards the scheduler, once asked
         self.artifacts = artifacts
         self.config = config
         self.oversubscribe = oversubscribe
@@ -478,12 +479,32 @@ class DaskExecutor:
             tuple(self.artifacts.get(s.version_id) for s in task.seats),
             sys.executable,
             self.config,
-            self.live() if self.live is not None else None,
+            self._live_target(),
         )
         fut = self.client.submit(play_remote, job, key=f"arena-{task.key}-{uuid.uuid4().hex[:8]}", pure=False)
         self._inflight.add(fut)
         fut.add_done_callback(self._done.put)  # type: ignore[no-untyped-call]
         return fut
+
+    def _live_target(self) -> LiveTarget | None:
+        """The hub's UDP endpoint for the next task; one bound to every interface (0.0.0.0,
+        ::) is given as this host's address towards the scheduler (the workers' side)."""
+        target = self.live() if self.live is not None else None
+        if target is None:
+            return None
+        try:
+            unspecified = ipaddress.ip_address(target.host).is_unspecified
+        except ValueError:  # a host name
+            return target
+        if not unspecified:
+            return target
+        if self._advertised is None:
+            try:
+                self._advertised = listen_host(str(self.client.scheduler.address))  # type: ignore[union-attr]
+            except (ValueError, AttributeError) as exc:
+                log.warning("live events off: no address of this host towards the scheduler: %s", exc)
+                return None
+        return replace(target, host=self._advertised)
 
     def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome]]:
         try:

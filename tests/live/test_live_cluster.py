@@ -28,7 +28,7 @@ from arena.live.remote import UDP_ENV, LiveTarget, endpoint_path, read_endpoint,
 
 from .test_live import FakeMatch, _get, _wait, record_text  # noqa: F401 (fixture)
 
-SLOW_BOT = '''
+SLOW_BOT = """
 import random
 import time
 
@@ -46,7 +46,7 @@ class SlowBot(Bot):
 
 if __name__ == "__main__":
     run(SlowBot())
-'''
+"""
 
 
 def _path(tag: str) -> Path:
@@ -170,3 +170,21 @@ def test_a_cluster_match_is_watched_live(
         hub.close()
         db.close()
         os.environ.pop(LIVE_ENV, None)  # set by the ladder for its (local) workers
+
+
+def test_an_endpoint_on_every_interface_is_given_as_the_address_towards_the_scheduler(cluster: str) -> None:
+    """A hub bound to 0.0.0.0 is reached at this host's address on the scheduler's route (here
+    loopback), never at 0.0.0.0 (which a worker on another host would take for itself)."""
+    from distributed import Client
+
+    from arena.tournament.cluster import DaskExecutor
+
+    client = Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
+    try:
+        wild = DaskExecutor(client, {}, live=lambda: LiveTarget("0.0.0.0", 4000, b"k" * 32))._live_target()
+        assert wild == LiveTarget("127.0.0.1", 4000, b"k" * 32)
+        named = LiveTarget("10.1.2.3", 4000, b"k" * 32)
+        assert DaskExecutor(client, {}, live=lambda: named)._live_target() == named
+        assert DaskExecutor(client, {})._live_target() is None
+    finally:
+        client.close()  # type: ignore[no-untyped-call]

@@ -188,3 +188,21 @@ def test_an_endpoint_on_every_interface_is_given_as_the_address_towards_the_sche
         assert DaskExecutor(client, {})._live_target() is None
     finally:
         client.close()  # type: ignore[no-untyped-call]
+
+
+def test_serve_picks_the_live_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``arena serve --cluster`` turns the UDP endpoint on (this host's address towards the
+    scheduler, any port); ``--live-address`` wins; a bad one is refused with what to give."""
+    import typer
+
+    from arena.cli.serve_cmd import _live_endpoint
+
+    monkeypatch.delenv(UDP_ENV, raising=False)
+    _live_endpoint(None, None)
+    assert UDP_ENV not in os.environ  # local workers only: the Unix socket is enough
+    _live_endpoint(None, "tcp://127.0.0.1:8786")
+    assert os.environ[UDP_ENV] == "127.0.0.1:0"
+    _live_endpoint("0.0.0.0:9999", "tcp://127.0.0.1:8786")
+    assert os.environ[UDP_ENV] == "0.0.0.0:9999"
+    with pytest.raises(typer.BadParameter, match="HOST:PORT"):
+        _live_endpoint("nowhere", None)

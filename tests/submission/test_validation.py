@@ -111,14 +111,17 @@ def test_interrupted_validation_is_resumed_keeping_finished_matches(
     assert validation.claim(sqlite_db) == uid
     tasks = validation.tasks_for(sqlite_db, uid, None)
     assert len(tasks) == 2
-    # play the first match for real (as a worker would), record it; the second stays 'running'
-    from arena.tournament.worker import WorkerThread
+    # play the first match for real in a worker process (as the server's pool would: spawned, never
+    # in this test process, whose gRPC threads must not host a referee next to forked children),
+    # record it; the second stays 'running'
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    worker = WorkerThread(None, None)
-    try:
-        validation.record(sqlite_db, uid, tasks[0].match_id, worker.play(tasks[0]))
-    finally:
-        worker.close()
+    from arena.tournament.worker import play_task
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        result = pool.submit(play_task, tasks[0]).result(timeout=240)
+    validation.record(sqlite_db, uid, tasks[0].match_id, result)
     # ... and the server dies here.  A new one starts:
     service = ValidationService(ServeContext(sqlite_db, jobs=1, sandbox=None, log=lambda _line: None))
     service.start()

@@ -40,10 +40,56 @@ class IntegrityReport:
         return not self.problems
 
 
-def _page_owners(conn: sqlite3.Connection) -> dict[int, str]:
-    """Page -> ``table NAME`` / ``index NAME`` as far as SQLite can still tell: the root pages
-    from the schema, then every page its ``dbstat`` table lists (read until it meets the damage;
-    empty when the schema itself cannot be read)."""
+_INTERIOR = (0x02, 0x05)  # b-tree page types: interior index, interior table (SQLite file format §1.6)
+_LEAF = (0x0A, 0x0D)
+
+
+def _tree_pages(path: Path, root: int, limit: int = 1 << 20) -> list[int]:
+    """The interior and leaf pages of the b-tree rooted at ``root``, read from the file itself
+    (not through SQLite, which stops at the first damage it meets: its ``dbstat`` decodes a
+    leaf's overflow chains before it lists the leaf).  Best effort: pages it cannot read or that
+    are no b-tree page are skipped; pages only in the ``-wal`` file are not seen."""
+    try:
+        with path.open("rb") as fh:
+            data = fh.read()
+    except OSError:
+        return []
+    if len(data) < 100:
+        return []
+    size = int.from_bytes(data[16:18], "big")
+    size = 65536 if size == 1 else size
+    if size < 512:
+        return []
+    count = len(data) // size
+    seen: set[int] = set()
+    todo, out = [root], []
+    while todo and len(seen) < limit:
+        page = todo.pop()
+        if not 1 <= page <= count or page in seen:
+            continue
+        seen.add(page)
+        base = (page - 1) * size
+        head = base + (100 if page == 1 else 0)
+        kind = data[head]
+        if kind in _LEAF:
+            out.append(page)
+        elif kind in _INTERIOR:
+            out.append(page)
+            cells = int.from_bytes(data[head + 3 : head + 5], "big")
+            todo.append(int.from_bytes(data[head + 8 : head + 12], "big"))  # the right-most child
+            for k in range(min(cells, size // 2)):
+                at = head + 12 + 2 * k
+                pointer = int.from_bytes(data[at : at + 2], "big")
+                if 0 < pointer <= size - 4:
+                    todo.append(int.from_bytes(data[base + pointer : base + pointer + 4], "big"))
+    return out
+
+
+def _page_owners(conn: sqlite3.Connection, path: Path | None = None) -> dict[int, str]:
+    """Page -> ``table NAME`` / ``index NAME`` as far as can still be told: the root pages from
+    the schema, every page SQLite's ``dbstat`` table lists (read until it meets the damage), and
+    the b-tree pages under each root read from the file ``path`` itself; empty when the schema
+    itself cannot be read."""
     try:
         rows = conn.execute("SELECT type, name, rootpage FROM sqlite_master WHERE rootpage > 0").fetchall()
     except sqlite3.DatabaseError:
@@ -57,6 +103,10 @@ def _page_owners(conn: sqlite3.Connection) -> dict[int, str]:
                 owners.setdefault(int(page), f"{kind} {name}")
         except sqlite3.Error:  # damage met (or no dbstat in this SQLite): keep what was read
             continue
+    if path is not None:
+        for kind, name, root in rows:
+            for page in _tree_pages(path, int(root)):
+                owners.setdefault(page, f"{kind} {name}")
     return owners
 
 
@@ -99,7 +149,7 @@ def check_integrity(path: Path, *, quick: bool = False, limit: int = 100) -> Int
                 raise
             rows = _table_by_table(conn, pragma)  # SQLite gave up: find which tables it was
             note = f"{pragma} stopped at damage ({exc}); checked table by table"
-        owners = _page_owners(conn) if rows != ["ok"] else {}
+        owners = _page_owners(conn, path) if rows != ["ok"] else {}
     finally:
         conn.close()
     lines = [line.strip() for row in rows for line in row.splitlines()]

@@ -8,13 +8,14 @@ interpreter's clean-up ends the process at once instead of printing a traceback.
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import contextlib
 import os
 import signal
 import sys
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a process ended by Ctrl-C
 MESSAGE = "arena: interrupted (Ctrl-C)"
@@ -76,9 +77,45 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _interrupt_cause(exc: BaseException | None) -> bool:
+    return exc is not None and during_interrupt(exc)
+
+
+def _quiet_interrupts(record: Any) -> bool:
+    """A logging filter: drops a record whose exception a Ctrl-C caused (a library logging
+    "Exception closing connection" on its way out, e.g. SQLAlchemy's pool, which then re-raises
+    the interrupt)."""
+    return not (record.exc_info and _interrupt_cause(record.exc_info[1]))
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A Ctrl-C that landed while a finalizer ran (``__del__``, a weakref callback) raised its
+    KeyboardInterrupt where Python can only print and drop it: print nothing and deliver the
+    interrupt again to the main thread, where it unwinds the command as usual."""
+    if _interrupt_cause(unraisable.exc_value):
+        _thread.interrupt_main()
+        return
+    _previous_unraisable(unraisable)
+
+
+_previous_unraisable = sys.unraisablehook
+
+
 def install() -> None:
-    """Call first thing in the entry point: arranges for the interpreter's last moments."""
+    """Call first thing in the entry point: arranges for the interpreter's last moments, for a
+    Ctrl-C inside a finalizer, and for libraries that log the interrupt they were cut by."""
+    global _previous_unraisable
     atexit.register(_ignore_sigint)  # registered first, so it runs after every other atexit hook
+    if sys.unraisablehook is not _unraisable:
+        _previous_unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
+    import logging  # here, not at the top: a Ctrl-C before main() runs meets Python's own handler
+
+    root = logging.getLogger()
+    if not root.handlers:  # what Python's last-resort handler does (warnings and up, the bare
+        handler = logging.StreamHandler()  # message on stderr), minus the interrupt's echoes
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(_quiet_interrupts)
+        root.addHandler(handler)
 
 
 def guard_shutdown() -> None:

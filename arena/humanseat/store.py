@@ -15,8 +15,9 @@ import re
 from sqlmodel import select
 
 from arena.store.botnames import HUMAN_PREFIX
+from arena.store.bots import get_or_add_bot
 from arena.store.db import Database
-from arena.store.models import Bot, BotVersion
+from arena.store.models import BotVersion
 from arena.store.tournaments import add_match
 
 HUMAN_KIND = "human"
@@ -47,11 +48,7 @@ def human_version(db: Database, name: str) -> int:
     """The id of the bot version a person ``name`` is recorded under (made on first use)."""
     full = human_name(name)
     with db.session() as session:
-        bot = session.exec(select(Bot).where(Bot.name == full)).first()
-        if bot is None:
-            bot = Bot(name=full)
-            session.add(bot)
-            session.flush()
+        bot, _added, _revived = get_or_add_bot(session, full, revive=False)
         assert bot.id is not None
         version = session.exec(select(BotVersion).where(BotVersion.bot_id == bot.id)).first()
         if version is None:

@@ -185,17 +185,8 @@ def add_bot(
     digest = sha256_file(path)
     target = _store_artifact(path, digest)
     command = stored_command(launch_command(target), target)
-    restored = False
     with db.session() as session:
-        bot = session.exec(select(Bot).where(Bot.name == name)).first()
-        if bot is None:
-            bot = Bot(name=name)
-            session.add(bot)
-            session.flush()
-        elif bot.removed_at is not None:
-            bot.removed_at = None
-            session.add(bot)
-            restored = True
+        bot, _added, restored = get_or_add_bot(session, name)
         assert bot.id is not None
         latest = _latest_version(session, bot.id)
         if latest is not None and latest.sha256 == digest:
@@ -206,6 +197,22 @@ def add_bot(
                 f"(sha256 {digest[:12]}); nothing added"
             )
         return _append_version(session, bot.id, latest, digest, path.name, command, persistent)
+
+
+def get_or_add_bot(session: Session, name: str, *, revive: bool = True) -> tuple[Bot, bool, bool]:
+    """The bot ``name`` in ``session``, added (and flushed, so it has an id) when there is none;
+    a removed one is brought back when ``revive``.  Returns ``(bot, added, revived)``."""
+    bot = session.exec(select(Bot).where(Bot.name == name)).first()
+    if bot is None:
+        bot = Bot(name=name)
+        session.add(bot)
+        session.flush()
+        return bot, True, False
+    if revive and bot.removed_at is not None:
+        bot.removed_at = None
+        session.add(bot)
+        return bot, False, True
+    return bot, False, False
 
 
 def _latest_version(session: Session, bot_id: int) -> BotVersion | None:
@@ -274,11 +281,7 @@ def file_version(db: Database, path: Path, *, max_bytes: int | None = None) -> B
     target = _store_artifact(path, digest)
     command = stored_command(launch_command(target), target)
     with db.session() as session:
-        bot = session.exec(select(Bot).where(Bot.name == name)).first()
-        if bot is None:
-            bot = Bot(name=name)
-            session.add(bot)
-            session.flush()
+        bot, _added, _revived = get_or_add_bot(session, name, revive=False)
         assert bot.id is not None
         latest = _latest_version(session, bot.id)
         return _append_version(session, bot.id, latest, digest, path.name, command, True)
@@ -297,17 +300,9 @@ def add_remote_bot(db: Database, name: str) -> tuple[BotVersion, str]:
     token = "rt_" + secrets.token_urlsafe(32)
     hashed = token_hash(token)
     with db.session() as session:
-        bot = session.exec(select(Bot).where(Bot.name == name)).first()
-        if bot is None:
-            bot = Bot(name=name)
-            session.add(bot)
-            session.flush()
-        elif bot.removed_at is not None:
-            bot.removed_at = None
+        bot, _added, _revived = get_or_add_bot(session, name)
         assert bot.id is not None
-        latest = session.exec(
-            select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(col(BotVersion.version).desc())
-        ).first()
+        latest = _latest_version(session, bot.id)
         version = BotVersion(
             bot_id=bot.id,
             version=(latest.version + 1) if latest else 1,

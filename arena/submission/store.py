@@ -29,6 +29,7 @@ from arena.store.bots import (
     _append_version,
     _latest_version,
     _store_artifact,
+    get_or_add_bot,
     is_file_bot,
     stored_command,
 )
@@ -145,17 +146,10 @@ def _record(
     assert user.id is not None
     try:
         with db.session() as session:
-            bot = session.exec(select(Bot).where(Bot.name == name)).first()
-            if bot is None:
-                bot = Bot(name=name)
-                session.add(bot)
-                session.flush()
-                assert bot.id is not None
-                session.add(BotOwner(bot_id=bot.id, user_id=user.id))
-            elif bot.removed_at is not None:
-                bot.removed_at = None
-                session.add(bot)
+            bot, added, _revived = get_or_add_bot(session, name)
             assert bot.id is not None
+            if added:
+                session.add(BotOwner(bot_id=bot.id, user_id=user.id))
             version = _append_version(
                 session, bot.id, _latest_version(session, bot.id), digest, filename, command, True
             )

@@ -5,7 +5,6 @@ moving the replay viewer to that decision."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,14 +15,6 @@ from arena.store.db import Database
 
 pytestmark = pytest.mark.timeout(240)
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-]
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +33,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int,
     yield url, two, three
     server.stop()
     db.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -22,8 +22,6 @@ from arena.store.bots import add_bot
 from arena.store.db import Database
 from arena.web.app import create_app
 
-from .playkit import CHROMIUM, CHROMIUM_ARGS
-
 HERE = Path(__file__).resolve().parent
 ARENA = Path(__import__("sys").executable).parent / "arena"
 
@@ -81,18 +79,6 @@ def running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Running
         db.close()
         left = wait_gone(str(home / "artifacts"), timeout=15.0)
         assert not left, f"bot processes outlived the ladder: {left}"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (./dev test installs it as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def test_ladder_live_match_and_charts(browser: Any, running: Running) -> None:

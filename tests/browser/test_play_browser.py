@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +15,7 @@ from arena.engine import replay
 from arena.store.db import Database
 from arena.web.replays import replay_text, verify_match
 
-from .playkit import CHROMIUM, CHROMIUM_ARGS, DECIDE_OR_OVER, play_by_clicks, start_play
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (./dev test installs it as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+from .playkit import DECIDE_OR_OVER, play_by_clicks, start_play
 
 
 def new_page(browser: Any, errors: list[str], width: int = 1400, height: int = 1000) -> Any:

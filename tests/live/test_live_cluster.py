@@ -197,7 +197,8 @@ def test_serve_picks_the_live_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from arena.cli.serve_cmd import _live_endpoint
 
-    monkeypatch.delenv(UDP_ENV, raising=False)
+    monkeypatch.setenv(UDP_ENV, "")  # recorded, so the variable is restored (unset) afterwards
+    monkeypatch.delenv(UDP_ENV)
     _live_endpoint(None, None)
     assert UDP_ENV not in os.environ  # local workers only: the Unix socket is enough
     _live_endpoint(None, "tcp://127.0.0.1:8786")

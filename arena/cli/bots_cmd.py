@@ -92,11 +92,11 @@ def add(
 
 def _check(name: str, path: Path, no_sandbox: bool) -> None:
     """Play the check match; refuse the bot (exit 1) when it forfeits."""
-    import asyncio
-
     from arena.botcheck import DECISIONS, OPPONENT, check_bot
     from arena.matchrunner import sandbox_choice
     from arena.sandbox import BotLaunchError, SandboxUnavailableError
+
+    from .interrupt import run_interruptible
 
     sandbox = sandbox_choice(no_sandbox)
     where = "sandboxed" if sandbox else "NOT sandboxed"
@@ -104,7 +104,7 @@ def _check(name: str, path: Path, no_sandbox: bool) -> None:
         f"checking {name}: a match against {OPPONENT} ({where}, up to {DECISIONS} decisions)...", err=True
     )
     try:
-        result = asyncio.run(check_bot(path, sandbox=sandbox))
+        result = run_interruptible(check_bot(path, sandbox=sandbox))
     except SandboxUnavailableError as exc:
         raise fail(
             f"cannot check {name}: {exc}; check it unsandboxed with --no-sandbox (only a bot you trust) "

@@ -16,7 +16,6 @@ described in :mod:`arena.evaluation`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import random
@@ -35,6 +34,8 @@ from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine
+
+from .interrupt import run_interruptible
 
 
 def evaluate(
@@ -103,7 +104,7 @@ def evaluate(
     )
     line = _ProgressLine(quiet)
     try:
-        report = asyncio.run(run_evaluation(plan, progress=line))
+        report = run_interruptible(run_evaluation(plan, progress=line))
     except (BotLaunchError, SandboxUnavailableError) as exc:
         line.close()
         typer.echo(f"error: {exc}", err=True)

@@ -14,8 +14,11 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Coroutine
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
+
+T = TypeVar("T")
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a process ended by Ctrl-C
 MESSAGE = "arena: interrupted (Ctrl-C)"
@@ -145,3 +148,44 @@ def from_interrupt(exc: SystemExit) -> bool:
         and context is not None
         and isinstance(context.__cause__, KeyboardInterrupt)
     )
+
+
+def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)`` for a command, with Ctrl-C handled at the right place: the first
+    Ctrl-C cancels ``main`` (its clean-up runs: bots stopped, the match recorded as interrupted)
+    and :class:`KeyboardInterrupt` is raised once it has unwound; a second one during that
+    clean-up prints the line and ends the process at once (what :func:`exit_interrupted` would
+    do).  A KeyboardInterrupt is never raised in the middle of the event loop, where it could
+    land inside gRPC's C core (which crashed the process with SIGSEGV)."""
+    import asyncio
+
+    task: asyncio.Task[T] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    interrupted = False
+
+    async def outer() -> T:
+        nonlocal task, loop
+        task, loop = asyncio.current_task(), asyncio.get_running_loop()
+        return await main
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        if interrupted:
+            _exit_with_message(signum, frame)
+        if task is None or loop is None or task.done():
+            raise KeyboardInterrupt  # not running yet (or over): nothing of gRPC's underneath
+        interrupted = True
+        loop.call_soon_threadsafe(task.cancel)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)  # asyncio.run keeps a handler it did not set
+    try:
+        result = asyncio.run(outer())
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        raise KeyboardInterrupt
+    return result

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -23,6 +22,7 @@ from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
+from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _play(
     console.print(f"{label}: {players}  seed {seed}  {control.describe()}{variant}")
     progress = _Progress(console, quiet)
     try:
-        result = asyncio.run(
+        result = run_interruptible(
             play_local_match(
                 specs,
                 seed,

@@ -77,3 +77,53 @@ def test_an_error_raised_while_handling_ctrl_c_counts_as_the_interrupt() -> None
         cut_short()
     assert during_interrupt(caught.value)  # `from None` hides it from tracebacks, not from __context__
     assert not during_interrupt(RuntimeError("a real bug"))
+
+
+def test_run_interruptible_cancels_the_command_instead_of_raising_inside_the_loop() -> None:
+    """The first Ctrl-C cancels the command's coroutine (it sees CancelledError and cleans up, never
+    a KeyboardInterrupt raised somewhere inside the event loop, where gRPC's C core crashed on it);
+    KeyboardInterrupt comes once the coroutine has unwound."""
+    import asyncio
+    import signal as sig
+
+    from arena.cli.interrupt import run_interruptible
+
+    seen: list[str] = []
+
+    async def command() -> None:
+        asyncio.get_running_loop().call_later(0.05, sig.raise_signal, sig.SIGINT)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            await asyncio.sleep(0.01)  # clean-up still runs on the loop
+            seen.append("cleaned up")
+            raise
+
+    with pytest.raises(KeyboardInterrupt):
+        run_interruptible(command())
+    assert seen == ["cancelled", "cleaned up"]
+    assert sig.getsignal(sig.SIGINT) is sig.default_int_handler  # the handler is restored
+
+
+def test_a_second_ctrl_c_in_run_interruptible_leaves_at_once_with_the_line(tmp_path: Path) -> None:
+    script = tmp_path / "second.py"
+    script.write_text(
+        "import asyncio, os, signal\n"
+        "from arena.cli.interrupt import run_interruptible\n"
+        "async def command():\n"
+        "    loop = asyncio.get_running_loop()\n"
+        "    loop.call_later(0.05, signal.raise_signal, signal.SIGINT)\n"
+        "    try:\n"
+        "        await asyncio.sleep(30)\n"
+        "    except asyncio.CancelledError:\n"
+        "        loop.call_later(0.05, signal.raise_signal, signal.SIGINT)\n"
+        "        await asyncio.sleep(30)  # a clean-up that would take long\n"
+        "run_interruptible(command())\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == EXIT_INTERRUPTED, done.stderr
+    assert done.stderr.strip() == MESSAGE, done.stderr

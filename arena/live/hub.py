@@ -220,6 +220,7 @@ class LiveHub:
         self._stop = threading.Event()
         self._inbox: deque[bytes] = deque(maxlen=INBOX)  # received, not applied yet (oldest dropped)
         self._arrived = threading.Event()
+        self._applying = False  # the applying thread holds a message taken from the inbox
         self.sock: socket.socket | None = None
         self.udp_sock: socket.socket | None = None
         self._threads: list[threading.Thread] = []
@@ -306,12 +307,30 @@ class LiveHub:
             while self._inbox:
                 if time.monotonic() - self._expired_at >= EXPIRE_EVERY:
                     self._expire()
+                self._applying = True
                 data = self._inbox.popleft()
                 try:
                     self.receive(json.loads(data))
                 except Exception as exc:  # a bad message is dropped, never the hub
                     self.ignored += 1
                     log.debug("live: ignoring a message: %s", exc)
+                finally:
+                    self._applying = False
+
+    def caught_up(self) -> bool:
+        """True when every datagram read so far has been applied (nothing waits in the inbox)."""
+        return not self._inbox and not self._applying
+
+    def settle(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds, blocking) until :meth:`caught_up`; whether it did.
+        A watcher calls it when the match has ended, so that the last events already received
+        reach it live rather than from the stored replay when the hub runs behind (a loaded host)."""
+        deadline = time.monotonic() + timeout
+        while not self.caught_up():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def receive(self, message: dict[str, Any]) -> None:
         """Apply one message (see :mod:`.publish` for its fields) and wake the match's watchers."""

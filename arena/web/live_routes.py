@@ -44,6 +44,7 @@ from .viewdata import FORMAT, FORMAT_VERSION, board_data, exact_ints, rules_data
 
 KEEPALIVE = 15.0
 STATUS_EVERY = 1.0  # seconds between looks at the match's status while nothing arrives
+SETTLE = 2.0  # seconds an ended match's stream waits for the hub to apply what it already received
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +188,13 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
                         last_status = now
                         status = await asyncio.to_thread(status_of, match_id)
                         if status not in ("running", "queued"):
+                            # the events already received first (the hub may run behind the
+                            # match on a loaded host), then what only the stored replay has
+                            await asyncio.to_thread(hub.settle, SETTLE)
+                            feed, steps = await asyncio.to_thread(hub.steps_since, match_id, sent)
+                            if steps and (feed is None or feed.count >= sent):
+                                sent = steps[-1].k
+                                yield _sse("step", {"steps": [_step_json(s) for s in steps]})
                             async for rest in rest_of(sent):
                                 yield rest
                             yield _sse("end", {"status": status, "url": f"/matches/{match_id}"})

@@ -128,23 +128,23 @@ class _BoardCache:
     __slots__ = ("entries",)
 
     def __init__(self) -> None:
-        self.entries: dict[tuple[int, int], tuple[tuple[object, ...], bytes]] = {}
+        # entries[seat]: (players, towel, figure, secured, chips, towels, figures, the bytes)
+        self.entries: list[tuple[object, ...] | None] = [None] * S
 
     def board(self, state: State, seat: int) -> bytes:
         """The float32 bytes of the board, supplies, scores, seats and pool pieces."""
-        key = (state.players, seat)
-        hit = self.entries.get(key)
-        if hit is not None:
-            t = hit[0]
-            if (
-                t[0] is state.towel
-                and t[1] is state.figure
-                and t[2] is state.secured
-                and t[3] is state.chips
-                and t[4] is state.towels
-                and t[5] is state.figures
-            ):
-                return hit[1]
+        hit = self.entries[seat]
+        if (
+            hit is not None
+            and hit[1] is state.towel
+            and hit[2] is state.figure
+            and hit[3] is state.secured
+            and hit[4] is state.chips
+            and hit[5] is state.towels
+            and hit[6] is state.figures
+            and hit[0] == state.players
+        ):
+            return hit[7]  # type: ignore[return-value]
         n = state.players
         pts = scores(state)
         pad = _PADS[n]
@@ -164,8 +164,9 @@ class _BoardCache:
                 _SUPPLIES.pack(*[v * s for v, s in zip(raw, _PER_SEAT_SCALES, strict=True)]),
             )
         )
-        ident = (state.towel, state.figure, state.secured, state.chips, state.towels, state.figures)
-        self.entries[key] = (ident, block)
+        self.entries[seat] = (
+            n, state.towel, state.figure, state.secured, state.chips, state.towels, state.figures, block
+        )  # fmt: skip
         return block
 
 
@@ -198,6 +199,7 @@ def _secured(flags: tuple[bool, ...]) -> bytes:
 
 
 _cache = _BoardCache()
+_F32: Final = np.dtype(np.float32)
 
 
 def _f32(values: list[float]) -> bytes:
@@ -260,7 +262,7 @@ def encode(state: State, seat: int) -> Observation:
             _FINAL_UNOCCUPIED[(state.final_round, N_LOUNGERS - state.occupied)],
         )
     )
-    return np.frombuffer(bytearray(data), np.float32)
+    return np.frombuffer(bytearray(data), _F32)
 
 
 _ROLL_MASKS: dict[int, tuple[tuple[Action, ...], Mask]] = {}

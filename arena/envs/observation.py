@@ -242,24 +242,49 @@ def _rounds(cap: int) -> tuple[bytes, ...]:
     return hit
 
 
+# The clock pieces (lifeguard, who acts, phase, round, final round, unoccupied loungers) change a
+# few times a turn: one bounded cache of their ready bytes, one lookup a step instead of four (the
+# cost of an observation is Python operations, not bytes).  The dice pieces vary too much for one
+# cache of their combinations (most would miss): each is looked up by its counts.
+_CLOCK_PART: dict[tuple[int, ...], tuple[bytes, bytes, bytes, bytes]] = {}
+
+
+def _clock_part(key: tuple[int, ...]) -> tuple[bytes, bytes, bytes, bytes]:
+    guard, rel, phase, cap, rnd, final, occupied = key
+    if len(_CLOCK_PART) >= _CACHE_LIMIT:
+        _CLOCK_PART.clear()
+    hit = _CLOCK_PART[key] = (
+        _GUARD_BYTES[guard + 1],
+        _ACT_PHASE[(rel, phase)],
+        _rounds(cap)[rnd],
+        _FINAL_UNOCCUPIED[(bool(final), N_LOUNGERS - occupied)],
+    )
+    return hit
+
+
 def encode(state: State, seat: int) -> Observation:
     """The observation of ``state`` from seat ``seat``'s point of view (see :data:`LAYOUT`).
     A new writable array each time."""
     n = state.players
     if not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1} for {n} players, got {seat}")
+    ckey = (
+        state.guard, (state.seat - seat) % n, state.phase, state.rules.round_cap, state.round,
+        state.final_round, state.occupied,
+    )  # fmt: skip
+    clock = _CLOCK_PART.get(ckey) or _clock_part(ckey)
     throw_no = state.throw_no
     data = b"".join(
         (
             _cache.board(state, seat),
-            _GUARD_BYTES[state.guard + 1],
-            _ACT_PHASE[((state.seat - seat) % n, int(state.phase))],
+            clock[0],
+            clock[1],
             _COUNTS.get(state.kept) or _counts(state.kept),
             _COUNTS.get(state.last) or _counts(state.last),
             _COUNTS.get(state.result) or _counts(state.result),
             _DICE_THROWS[(state.dice, throw_no if throw_no < MAX_THROWS else MAX_THROWS)],
-            (_ROUNDS.get(state.rules.round_cap) or _rounds(state.rules.round_cap))[state.round],
-            _FINAL_UNOCCUPIED[(state.final_round, N_LOUNGERS - state.occupied)],
+            clock[2],
+            clock[3],
         )
     )
     return np.frombuffer(bytearray(data), _F32)

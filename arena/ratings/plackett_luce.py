@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import combinations
 
 import numpy as np
@@ -133,6 +134,9 @@ class _Design:
     bot and seat, same choice set) are stored once as a *pattern*: pattern ``u`` chooses its first
     entry from the entries of its row where ``mask`` is set. With few bots, thousands of games
     reduce to a few hundred patterns, and every Newton iteration costs O(patterns).
+    ``hess_index`` holds, for the four blocks (bot, bot), (bot, seat), (seat, bot), (seat, seat)
+    of every pattern's entry pairs ``(j, k)``, the flat index ``row * (n_params + 1) + col`` into
+    the Hessian (with the dummy): fixed by the patterns, so computed once, not per iteration.
     """
 
     bots: list[str]
@@ -143,6 +147,7 @@ class _Design:
     bot: npt.NDArray[np.intp]  # (U, W) parameter index of the bot term
     seat: npt.NDArray[np.intp]  # (U, W) parameter index of the seat term
     mask: npt.NDArray[np.bool_]  # (U, W) real entries of the choice set
+    hess_index: tuple[npt.NDArray[np.intp], ...]  # 4 x (U * W * W,)
 
     @property
     def n_params(self) -> int:
@@ -164,6 +169,26 @@ def _tie_events(tied: Sequence[int], below: Sequence[int]) -> list[tuple[int, li
     return events
 
 
+def _game_events(
+    game: GameResult, bot_index: dict[str, int], seat_index: dict[SeatKey, int], dummy: int, width: int
+) -> tuple[list[list[int]], list[float]]:
+    """One game's choice events: a flat row ``[bot, seat, bot, seat, ...]`` (chosen entry first,
+    the rest sorted, padded with the dummy) and the tie weight of each."""
+    n = game.n_players
+    rows: list[list[int]] = []
+    weights: list[float] = []
+    for level in sorted(set(game.placings)):
+        tied = [s for s in range(n) if game.placings[s] == level]
+        below = [s for s in range(n) if game.placings[s] > level]
+        for chosen, choice_set, weight in _tie_events(tied, below):
+            entry = {s: (bot_index[game.players[s]], seat_index.get((n, s), dummy)) for s in choice_set}
+            rest = sorted(entry[s] for s in choice_set if s != chosen)  # canonical: order is irrelevant
+            row = [entry[chosen], *rest] + [(dummy, dummy)] * (width - len(choice_set))
+            weights.append(weight)
+            rows.append([index for pair in row for index in pair])
+    return rows, weights
+
+
 def _compile(games: Sequence[GameResult], seat_effects: bool) -> _Design:
     bots = bots_of(games)
     bot_index = {bot: i for i, bot in enumerate(bots)}
@@ -173,44 +198,64 @@ def _compile(games: Sequence[GameResult], seat_effects: bool) -> _Design:
     seat_index = {key: len(bots) + i for i, key in enumerate(seat_keys)}
     dummy = len(bots) + len(seat_keys)
     width = max((g.n_players for g in games), default=2)
-    ev_game: list[int] = []
-    ev_weight: list[float] = []
+    # games with the same players in the same seats and the same placings have the same events:
+    # compile each such kind once, then lay the events out game by game (a few hundred kinds)
+    kinds: dict[tuple[tuple[str, ...], tuple[int, ...]], int] = {}
     rows: list[list[int]] = []
+    weights: list[float] = []
+    start: list[int] = []
+    length: list[int] = []
+    kind_of_game = np.empty(len(games), dtype=np.intp)
     for g, game in enumerate(games):
-        n = game.n_players
-        for level in sorted(set(game.placings)):
-            tied = [s for s in range(n) if game.placings[s] == level]
-            below = [s for s in range(n) if game.placings[s] > level]
-            for chosen, choice_set, weight in _tie_events(tied, below):
-                entry = {s: (bot_index[game.players[s]], seat_index.get((n, s), dummy)) for s in choice_set}
-                rest = sorted(entry[s] for s in choice_set if s != chosen)  # canonical: order is irrelevant
-                row = [entry[chosen], *rest] + [(dummy, dummy)] * (width - len(choice_set))
-                ev_game.append(g)
-                ev_weight.append(weight)
-                rows.append([index for pair in row for index in pair])
+        key = (game.players, game.placings)
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = len(start)
+            kind_rows, kind_weights = _game_events(game, bot_index, seat_index, dummy, width)
+            start.append(len(weights))
+            length.append(len(kind_weights))
+            rows.extend(kind_rows)
+            weights.extend(kind_weights)
+        kind_of_game[g] = kind
     table = np.array(rows, dtype=np.intp).reshape(-1, 2 * width)
     patterns, inverse = np.unique(table, axis=0, return_inverse=True)
+    per_game = np.array(length, dtype=np.intp)[kind_of_game]
+    first_event = np.cumsum(per_game) - per_game
+    # event e (in game order) is row start[kind] + (e - first event of its game) of the kinds' table
+    source = np.repeat(np.array(start, dtype=np.intp)[kind_of_game] - first_event, per_game)
+    source += np.arange(source.shape[0], dtype=np.intp)
     bot_arr = patterns[:, 0::2]
+    seat_arr = patterns[:, 1::2]
+    size = dummy + 1
+    hess_index = tuple(
+        (r[:, :, None] * size + c[:, None, :]).ravel()
+        for r in (bot_arr, seat_arr)
+        for c in (bot_arr, seat_arr)
+    )
     return _Design(
         bots=bots,
         seat_keys=seat_keys,
-        game=np.array(ev_game, dtype=np.intp),
-        weight=np.array(ev_weight, dtype=np.float64),
-        pattern=inverse.reshape(-1).astype(np.intp),
+        game=np.repeat(np.arange(len(games), dtype=np.intp), per_game),
+        weight=np.array(weights, dtype=np.float64)[source],
+        pattern=inverse.reshape(-1).astype(np.intp)[source],
         bot=bot_arr,
-        seat=patterns[:, 1::2],
+        seat=seat_arr,
         mask=bot_arr != dummy,
+        hess_index=hess_index,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _Events:
-    """The patterns with non-zero total weight under one set of game multiplicities."""
+    """Every pattern with its total weight under one set of game multiplicities (0 for a pattern
+    none of whose games was drawn: it adds exact zeros, and keeping it keeps the arrays and the
+    Hessian's indices of :class:`_Design` valid for every replicate)."""
 
     weight: npt.NDArray[np.float64]
     bot: npt.NDArray[np.intp]
     seat: npt.NDArray[np.intp]
     mask: npt.NDArray[np.bool_]
+    hess_index: tuple[npt.NDArray[np.intp], ...]
 
 
 def _select(design: _Design, multiplicity: npt.NDArray[np.floating] | None) -> _Events:
@@ -218,8 +263,7 @@ def _select(design: _Design, multiplicity: npt.NDArray[np.floating] | None) -> _
     weight = np.asarray(
         np.bincount(design.pattern, per_event, minlength=design.bot.shape[0]), dtype=np.float64
     )
-    keep = weight > 0
-    return _Events(weight[keep], design.bot[keep], design.seat[keep], design.mask[keep])
+    return _Events(weight, design.bot, design.seat, design.mask, design.hess_index)
 
 
 def _probabilities(x_ext: npt.NDArray[np.float64], ev: _Events) -> tuple[npt.NDArray[np.float64], float]:
@@ -238,6 +282,13 @@ def _objective(x: npt.NDArray[np.float64], ev: _Events, ridge: float) -> float:
     return -log_lik + 0.5 * ridge * float(np.dot(x, x))
 
 
+@cache
+def _outer_index(width: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``(j, k)`` of the flat entries ``j * width + k`` of a ``width x width`` block."""
+    j, k = np.divmod(np.arange(width * width, dtype=np.intp), width)
+    return j, k
+
+
 def _gradient_hessian(
     x: npt.NDArray[np.float64], ev: _Events, ridge: float
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
@@ -251,15 +302,18 @@ def _gradient_hessian(
     grad = np.bincount(ev.bot.ravel(), d_strength.ravel(), minlength=size)
     grad += np.bincount(ev.seat.ravel(), d_strength.ravel(), minlength=size)
     width = prob.shape[1]
-    curv = -(w * prob)[:, :, None] * prob[:, None, :]  # w * (diag(p) - p p^T)
-    diag = np.arange(width)
-    curv[:, diag, diag] += w * prob
+    wp = w * prob
+    # w * (diag(p) - p p^T), each pattern's (j, k) block flat as j * width + k: the products taken
+    # from contiguous copies (a broadcast outer product over a width of 2-4 is several times slower)
+    left, right = _outer_index(width)
+    curv = np.take(wp, left, axis=1)
+    curv *= np.take(prob, right, axis=1)
+    np.negative(curv, out=curv)
+    curv[:, :: width + 1] += wp
     flat = curv.ravel()
     hess = np.zeros(size * size)
-    for rows in (ev.bot, ev.seat):
-        for cols in (ev.bot, ev.seat):
-            index = (rows[:, :, None] * size + cols[:, None, :]).ravel()
-            hess += np.bincount(index, flat, minlength=size * size)
+    for index in ev.hess_index:
+        hess += np.bincount(index, flat, minlength=size * size)
     hess_m = hess.reshape(size, size)[:n, :n] + ridge * np.eye(n)
     value = -log_lik + 0.5 * ridge * float(np.dot(x, x))
     return grad[:n] + ridge * x, hess_m, value

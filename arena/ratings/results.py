@@ -14,10 +14,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arena.ratings.errors import RatingInputError
 
 __all__ = ["GameResult", "bots_of", "check_results", "games_played", "placings_from_scores"]
+
+
+_RANKINGS: set[tuple[int, ...]] = set()
+"""Placings already found to be standard competition ranking (a few dozen in practice: checked
+once each, not once per game); at most :data:`_RANKINGS_MAX` are kept."""
+_RANKINGS_MAX = 4096
 
 
 def _where(game_id: str) -> str:
@@ -59,44 +66,59 @@ class GameResult:
     group: str = ""
 
     def __post_init__(self) -> None:
-        where = _where(self.game_id) if isinstance(self.game_id, str) else ""
-        if not isinstance(self.game_id, str):
-            raise RatingInputError(f"game_id must be a str, got {self.game_id!r}")
+        # hot: every stored match becomes one of these for every leaderboard refit (10,000 in
+        # tens of ms), so the common case (tuples of the right types) takes no detours
+        game_id = self.game_id
+        if not isinstance(game_id, str):
+            raise RatingInputError(f"game_id must be a str, got {game_id!r}")
+        where = _where(game_id)
         if not isinstance(self.group, str):
             raise RatingInputError(f"group must be a str, got {self.group!r}{where}")
-        for name in ("players", "placings", "scores"):
-            value = getattr(self, name)
-            if not isinstance(value, tuple | list):
-                raise RatingInputError(f"{name} must be a tuple, got {value!r}{where}")
-            object.__setattr__(self, name, tuple(value))
-        n = len(self.players)
+        players = self._as_tuple("players", where)
+        placings = self._as_tuple("placings", where)
+        scores = self._as_tuple("scores", where)
+        n = len(players)
         if n < 2:
-            raise RatingInputError(f"a game needs at least 2 players, got players={self.players!r}{where}")
-        if len(self.placings) != n or len(self.scores) != n:
+            raise RatingInputError(f"a game needs at least 2 players, got players={players!r}{where}")
+        if len(placings) != n or len(scores) != n:
             raise RatingInputError(
                 f"players, placings and scores must have one entry per seat, got {n}, "
-                f"{len(self.placings)} and {len(self.scores)}{where}"
+                f"{len(placings)} and {len(scores)}{where}"
             )
-        for bot in self.players:
+        for bot in players:
             if not isinstance(bot, str) or not bot:
                 raise RatingInputError(f"bot ids must be non-empty strings, got {bot!r}{where}")
-        if len(set(self.players)) != n:
-            raise RatingInputError(f"a bot may occupy only one seat per game, got {self.players!r}{where}")
-        for placing in self.placings:
+        if len(set(players)) != n:
+            raise RatingInputError(f"a bot may occupy only one seat per game, got {players!r}{where}")
+        for placing in placings:
             if isinstance(placing, bool) or not isinstance(placing, int):
-                raise RatingInputError(f"placings must be ints, got {self.placings!r}{where}")
-        expected = tuple(1 + sum(1 for q in self.placings if q < p) for p in self.placings)
-        if self.placings != expected:
-            raise RatingInputError(
-                f"placings must be standard competition ranking (1 = best, ties share, e.g. 1,2,2,4), "
-                f"got {self.placings!r}{where}"
-            )
-        scores: list[float] = []
-        for score in self.scores:
-            if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
-                raise RatingInputError(f"scores must be finite numbers, got {self.scores!r}{where}")
-            scores.append(float(score))
-        object.__setattr__(self, "scores", tuple(scores))
+                raise RatingInputError(f"placings must be ints, got {placings!r}{where}")
+        if placings not in _RANKINGS:
+            if placings != tuple(1 + sum(1 for q in placings if q < p) for p in placings):
+                raise RatingInputError(
+                    f"placings must be standard competition ranking (1 = best, ties share, e.g. 1,2,2,4), "
+                    f"got {placings!r}{where}"
+                )
+            if len(_RANKINGS) < _RANKINGS_MAX:
+                _RANKINGS.add(placings)
+        convert = False
+        for score in scores:
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise RatingInputError(f"scores must be finite numbers, got {scores!r}{where}")
+            convert = convert or type(score) is not float
+        if convert:
+            object.__setattr__(self, "scores", tuple(float(score) for score in scores))
+
+    def _as_tuple(self, name: str, where: str) -> tuple[Any, ...]:
+        """The field ``name`` as a plain tuple (a list or tuple subclass is converted in place)."""
+        value = getattr(self, name)
+        if type(value) is tuple:
+            return value
+        if not isinstance(value, tuple | list):
+            raise RatingInputError(f"{name} must be a tuple, got {value!r}{where}")
+        converted = tuple(value)
+        object.__setattr__(self, name, converted)
+        return converted
 
     @classmethod
     def from_scores(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from arena.ratings.errors import RatingInputError
 from arena.ratings.results import GameResult, check_results, games_played
@@ -101,25 +102,54 @@ def plackett_luce_update(
         raise RatingInputError(
             f"need one placing per seat and >= 2 seats, got {n} skills, {len(placings)} placings"
         )
-    var = [s.sigma * s.sigma + p.tau * p.tau for s in skills]
-    c = math.sqrt(sum(v + p.beta * p.beta for v in var))
-    top = max(s.mu for s in skills) / c  # shift the exponents: ratios are unchanged, overflow is not
-    e = [math.exp(s.mu / c - top) for s in skills]
-    tail = [sum(e[s] for s in range(n) if placings[s] >= placings[q]) for q in range(n)]
-    tied = [sum(1 for s in range(n) if placings[s] == placings[q]) for q in range(n)]
+    after = _update([s.mu for s in skills], [s.sigma for s in skills], tuple(placings), p)
+    return [Skill(mu=mu, sigma=sigma) for mu, sigma in after]
+
+
+_Shape = tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[tuple[int, ...], ...]]
+
+
+@lru_cache(maxsize=4096)
+def _shape(placings: tuple[int, ...]) -> _Shape:
+    """What the update needs from the placings alone: per seat ``q`` the seats at or behind it
+    (ascending), per seat ``q`` the number tied with it, and per seat ``i`` the seats ``q`` placed
+    at or above it (ascending)."""
+    n = len(placings)
+    behind = tuple(tuple(s for s in range(n) if placings[s] >= placings[q]) for q in range(n))
+    tied = tuple(sum(1 for s in range(n) if placings[s] == placings[q]) for q in range(n))
+    above = tuple(tuple(q for q in range(n) if placings[q] <= placings[i]) for i in range(n))
+    return behind, tied, above
+
+
+def _update(
+    mus: Sequence[float], sigmas: Sequence[float], placings: tuple[int, ...], p: OpenSkillParams
+) -> list[tuple[float, float]]:
+    """(mu, sigma) per seat after one game: the formulas of the module docstring, in this order of
+    operations (what :func:`plackett_luce_update` and :func:`openskill_ratings` both compute)."""
+    n = len(mus)
+    behind, tied, above = _shape(placings)
+    tau2, beta2 = p.tau * p.tau, p.beta * p.beta
+    var = [s * s + tau2 for s in sigmas]
+    c = math.sqrt(sum(v + beta2 for v in var))
+    top = max(mus) / c  # shift the exponents: ratios are unchanged, overflow is not
+    exp = math.exp
+    e = [exp(mu / c - top) for mu in mus]
+    tail = [sum(e[s] for s in seats) for seats in behind]
+    c2 = c * c
     out = []
-    for i, skill in enumerate(skills):
+    for i in range(n):
         omega = 0.0
         delta = 0.0
-        for q in range(n):
-            if placings[q] <= placings[i]:
-                prob = e[i] / tail[q]
-                omega += ((1.0 if q == i else 0.0) - prob) / tied[q]
-                delta += prob * (1.0 - prob) / tied[q]
-        gamma = math.sqrt(var[i]) / c
-        mu = skill.mu + var[i] / c * omega
-        new_var = var[i] * max(1.0 - gamma * var[i] / (c * c) * delta, p.kappa)
-        out.append(Skill(mu=mu, sigma=math.sqrt(new_var)))
+        e_i = e[i]
+        for q in above[i]:
+            prob = e_i / tail[q]
+            omega += ((1.0 if q == i else 0.0) - prob) / tied[q]
+            delta += prob * (1.0 - prob) / tied[q]
+        v = var[i]
+        gamma = math.sqrt(v) / c
+        mu = mus[i] + v / c * omega
+        new_var = v * max(1.0 - gamma * v / c2 * delta, p.kappa)
+        out.append((mu, math.sqrt(new_var)))
     return out
 
 
@@ -133,10 +163,12 @@ def openskill_ratings(
     """
     p = params if params is not None else OpenSkillParams()
     games = check_results(results)
-    prior = Skill(mu=float(p.mu), sigma=float(p.sigma))
-    ratings: dict[str, Skill] = {}
+    prior = (float(p.mu), float(p.sigma))
+    state: dict[str, tuple[float, float]] = {}  # (mu, sigma): no Skill object per game and seat
+    get = state.get
     for game in games:
-        before = [ratings.get(bot, prior) for bot in game.players]
-        for bot, after in zip(game.players, plackett_luce_update(before, game.placings, p), strict=True):
-            ratings[bot] = after
+        before = [get(bot, prior) for bot in game.players]
+        after = _update([b[0] for b in before], [b[1] for b in before], game.placings, p)
+        state.update(zip(game.players, after, strict=True))
+    ratings = {bot: Skill(mu=mu, sigma=sigma) for bot, (mu, sigma) in state.items()}
     return OpenSkillRatings(ratings=ratings, games=games_played(games), params=p)

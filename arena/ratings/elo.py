@@ -242,21 +242,25 @@ def _game_tables(
     return _GameTables(seat_bot, sign, weight, gap, to_seats)
 
 
-def _replicate_steps(counts: npt.NDArray[np.integer]) -> npt.NDArray[np.intp]:
+def _replicate_steps(counts: npt.NDArray[np.integer]) -> npt.NDArray[np.signedinteger]:
     """``(steps, replicates)``: column ``r`` is :func:`~arena.ratings.bootstrap.replicate_order`
     of ``counts[r]``, padded with the no-op game ``n_games`` up to the longest replicate."""
     n_rep, n_games = counts.shape
     lengths = counts.sum(axis=1, dtype=np.int64)
     length = int(lengths.max(initial=0))
-    steps = np.full((n_rep, length), n_games, dtype=np.intp)
-    flat = np.repeat(np.tile(np.arange(n_games, dtype=np.intp), n_rep), counts.ravel())
-    position = np.arange(flat.shape[0]) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    steps[np.repeat(np.arange(n_rep), lengths), position] = flat
-    return np.ascontiguousarray(steps.T)
+    kind = np.int32 if n_games < 2**31 - 1 else np.int64  # half the memory of intp: 10,000 x 200 steps
+    steps = np.full((length, n_rep), n_games, dtype=kind)
+    drawn = np.repeat(np.tile(np.arange(n_games, dtype=kind), n_rep), counts.ravel())
+    position = np.arange(drawn.shape[0]) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    steps[position, np.repeat(np.arange(n_rep), lengths)] = drawn
+    return steps
 
 
 def _play_chunk(
-    ratings: npt.NDArray[np.float64], steps: npt.NDArray[np.intp], base: npt.NDArray[np.intp], t: _GameTables
+    ratings: npt.NDArray[np.float64],
+    steps: npt.NDArray[np.signedinteger],
+    base: npt.NDArray[np.intp],
+    t: _GameTables,
 ) -> None:
     """Apply ``steps`` (``(steps, replicates)`` game indices) to the flat ``ratings`` in place: at
     each step every replicate plays its game, seats updated together from the ratings before it

@@ -88,12 +88,14 @@ def finished_matches(db: Database, tournament_id: int | None = None) -> list[Fin
         current: int | None = None
         seats: list[SeatRow] = []
         head: tuple[int | None, str] = (None, "")
-        for mid, tid, group, *seat in session.connection().execute(query).all():
+        make = tuple.__new__  # SeatRow(*row) costs a call through its Python __new__: 30,000 rows
+        for row in session.connection().execute(query).all():
+            mid = row[0]
             if mid != current:
                 if current is not None:
                     out.append(FinishedMatch(current, head[0], head[1], tuple(seats)))
-                current, head, seats = mid, (tid, group), []
-            seats.append(SeatRow(*seat))
+                current, head, seats = mid, (row[1], row[2]), []
+            seats.append(make(SeatRow, row[3:]))
         if current is not None:
             out.append(FinishedMatch(current, head[0], head[1], tuple(seats)))
     return out
@@ -162,17 +164,24 @@ def bot_stats(
     names = version_names(db, ids)
     removed = _removed_versions(db, ids)
     stats: dict[str, BotStats] = {}
+    forfeit: dict[str | None, bool] = {}  # is_forfeit per distinct termination (30,000 seats, ~10 values)
     for ss in (m.seats for m in matches):
         placings = [s.placing for s in ss]
         for k, s in enumerate(ss):
             name = names[s.bot_version_id]
-            st = stats.setdefault(name, BotStats(name, removed=s.bot_version_id in removed))
+            st = stats.get(name)
+            if st is None:
+                st = stats[name] = BotStats(name, removed=s.bot_version_id in removed)
             st.games += 1
-            st.wins += win_share(placings, k)
+            if placings[k] == 1:
+                st.wins += win_share(placings, k)
             st.score_total += s.score or 0
             st.think_total += s.think_total or 0.0
             st.decisions += s.decisions or 0
-            if is_forfeit(s.termination):  # an unknown value raises: it is never silently dropped
+            lost = forfeit.get(s.termination)
+            if lost is None:
+                lost = forfeit[s.termination] = is_forfeit(s.termination)  # an unknown value raises
+            if lost:
                 reason = parse_ending(s.termination or "")
                 st.forfeits += 1
                 st.by_reason[reason] = st.by_reason.get(reason, 0) + 1

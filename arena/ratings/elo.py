@@ -217,16 +217,15 @@ def _game_tables(
     games: Sequence[GameResult], index: dict[str, int], n_bots: int, width: int, k: float, scale: float
 ) -> _GameTables:
     n_games = len(games)
+    game_of, seat_of, bot_of, sizes = _seats(games, index)
     seat_bot = np.full((n_games + 1, width), n_bots, dtype=np.intp)
+    seat_bot[game_of, seat_of] = bot_of
     placing = np.zeros((n_games + 1, width), dtype=np.int64)
+    placing[game_of, seat_of] = [p for game in games for p in game.placings]
     size = np.zeros(n_games + 1, dtype=np.intp)
+    size[:n_games] = sizes
     k_half = np.zeros(n_games + 1)
-    for g, game in enumerate(games):
-        n = len(game.players)
-        seat_bot[g, :n] = [index[bot] for bot in game.players]
-        placing[g, :n] = game.placings
-        size[g] = n
-        k_half[g] = k / (n - 1) / 2.0
+    k_half[:n_games] = k / (sizes - 1) / 2.0
     first = np.array([i for i in range(width) for j in range(i + 1, width)], dtype=np.intp)
     second = np.array([j for i in range(width) for j in range(i + 1, width)], dtype=np.intp)
     mine, theirs = placing[:, first], placing[:, second]
@@ -279,11 +278,23 @@ def _play_chunk(
         ratings[at] = after
 
 
+def _seats(
+    games: Sequence[GameResult], index: dict[str, int]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Every seat of every game, flat: its game, its seat number, its bot's index; and the
+    number of seats of each game."""
+    sizes = np.fromiter((len(game.players) for game in games), dtype=np.intp, count=len(games))
+    game_of = np.repeat(np.arange(len(games), dtype=np.intp), sizes)
+    seat_of = np.arange(game_of.shape[0], dtype=np.intp) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    bot_of = np.fromiter((index[bot] for game in games for bot in game.players), dtype=np.intp)
+    return game_of, seat_of, bot_of, sizes
+
+
 def _incidence(games: Sequence[GameResult], index: dict[str, int], n_bots: int) -> npt.NDArray[np.float64]:
     """``(games, bots)`` matrix with 1 where the bot played the game."""
     inc = np.zeros((len(games), n_bots))
-    for g, game in enumerate(games):
-        inc[g, [index[bot] for bot in game.players]] = 1.0
+    game_of, _, bot_of, _ = _seats(games, index)
+    inc[game_of, bot_of] = 1.0
     return inc
 
 

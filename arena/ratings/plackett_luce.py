@@ -432,8 +432,9 @@ def fit_plackett_luce(
 
     incidence = np.zeros((len(games), n_bots))
     bot_pos = {bot: i for i, bot in enumerate(design.bots)}
-    for g, game in enumerate(games):
-        incidence[g, [bot_pos[b] for b in game.players]] = 1.0
+    sizes = np.fromiter((len(game.players) for game in games), dtype=np.intp, count=len(games))
+    seat_bots = np.fromiter((bot_pos[b] for game in games for b in game.players), dtype=np.intp)
+    incidence[np.repeat(np.arange(len(games)), sizes), seat_bots] = 1.0
     played = counts.astype(np.float64) @ incidence  # (replicates, bots): games played per replicate
     theta_reps = np.full((n_resamples, n_bots), np.nan)
     seat_reps = np.full((n_resamples, len(design.seat_keys)), np.nan)

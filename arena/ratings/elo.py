@@ -173,11 +173,11 @@ def elo_replicates(
     width = max((g.n_players for g in games), default=2)
     index = {bot: i for i, bot in enumerate(bots)}
     tables = _game_tables(games, index, n_bots, width, k, scale)
-    steps = _replicate_steps(counts)  # (steps, replicates): the game each replicate plays at each step
+    steps = _replicate_steps(counts)  # (replicates, steps): the game each replicate plays at each step
     ratings = np.full(n_rep * (n_bots + 1), float(initial))  # flat: replicate r's bots at r*(n_bots+1)
     base = (np.arange(n_rep, dtype=np.intp) * (n_bots + 1))[:, None]
-    for start in range(0, steps.shape[0], _CHUNK):
-        _play_chunk(ratings, steps[start : start + _CHUNK], base, tables)
+    for start in range(0, steps.shape[1], _CHUNK):
+        _play_chunk(ratings, steps[:, start : start + _CHUNK].T, base, tables)
     played = (counts > 0).astype(np.float64) @ _incidence(games, index, n_bots)
     out = ratings.reshape(n_rep, n_bots + 1)[:, :n_bots]
     out[played == 0] = np.nan
@@ -242,16 +242,15 @@ def _game_tables(
 
 
 def _replicate_steps(counts: npt.NDArray[np.integer]) -> npt.NDArray[np.signedinteger]:
-    """``(steps, replicates)``: column ``r`` is :func:`~arena.ratings.bootstrap.replicate_order`
-    of ``counts[r]``, padded with the no-op game ``n_games`` up to the longest replicate."""
+    """``(replicates, steps)``: row ``r`` is :func:`~arena.ratings.bootstrap.replicate_order` of
+    ``counts[r]``, padded with the no-op game ``n_games`` up to the longest replicate."""
     n_rep, n_games = counts.shape
     lengths = counts.sum(axis=1, dtype=np.int64)
-    length = int(lengths.max(initial=0))
-    kind = np.int32 if n_games < 2**31 - 1 else np.int64  # half the memory of intp: 10,000 x 200 steps
-    steps = np.full((length, n_rep), n_games, dtype=kind)
-    drawn = np.repeat(np.tile(np.arange(n_games, dtype=kind), n_rep), counts.ravel())
-    position = np.arange(drawn.shape[0]) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    steps[position, np.repeat(np.arange(n_rep), lengths)] = drawn
+    kind = np.int32 if n_games < 2**31 - 1 else np.int64  # half the memory of intp: 200 x 10,000 steps
+    steps = np.full((n_rep, int(lengths.max(initial=0))), n_games, dtype=kind)
+    games = np.arange(n_games, dtype=kind)
+    for r in range(n_rep):
+        steps[r, : lengths[r]] = np.repeat(games, counts[r])
     return steps
 
 

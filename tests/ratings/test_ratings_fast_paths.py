@@ -123,7 +123,7 @@ def test_elo_replicates_match_the_reference_with_games_missing_and_repeated() ->
 def test_replicate_steps_replay_each_replicate_in_order() -> None:
     counts = np.array([[2, 0, 1], [0, 0, 0], [1, 3, 0]])
     steps = _replicate_steps(counts)
-    assert steps.T.tolist() == [[0, 0, 2, 3], [3, 3, 3, 3], [0, 1, 1, 1]]  # 3 = the no-op game
+    assert steps.tolist() == [[0, 0, 2, 3], [3, 3, 3, 3], [0, 1, 1, 1]]  # 3 = the no-op game
 
 
 def _same_fit(new: PLFit, old: PLFit, exact: bool) -> None:

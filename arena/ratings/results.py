@@ -71,12 +71,16 @@ class GameResult:
         game_id = self.game_id
         if not isinstance(game_id, str):
             raise RatingInputError(f"game_id must be a str, got {game_id!r}")
-        where = _where(game_id)
+        where = f" (game {game_id!r})" if game_id else ""  # _where, without the call
         if not isinstance(self.group, str):
             raise RatingInputError(f"group must be a str, got {self.group!r}{where}")
-        players = self._as_tuple("players", where)
-        placings = self._as_tuple("placings", where)
-        scores = self._as_tuple("scores", where)
+        players, placings, scores = self.players, self.placings, self.scores
+        if type(players) is not tuple:
+            players = self._as_tuple("players", where)
+        if type(placings) is not tuple:
+            placings = self._as_tuple("placings", where)
+        if type(scores) is not tuple:
+            scores = self._as_tuple("scores", where)
         n = len(players)
         if n < 2:
             raise RatingInputError(f"a game needs at least 2 players, got players={players!r}{where}")

@@ -121,13 +121,14 @@ def game_results(
     out = []
     for m in matches:
         ss = m.seats
-        if len(ss) < 2 or any(s.placing is None for s in ss):
+        placings = tuple([s.placing for s in ss])
+        if len(ss) < 2 or None in placings:
             continue
         out.append(
             GameResult(
-                players=tuple(names[s.bot_version_id] for s in ss),
-                placings=tuple(int(s.placing or 0) for s in ss),
-                scores=tuple(float(s.score or 0) for s in ss),
+                players=tuple([names[s.bot_version_id] for s in ss]),
+                placings=tuple([int(p) for p in placings]),
+                scores=tuple([float(s.score or 0) for s in ss]),
                 game_id=str(m.id),
                 group=f"{m.tournament_id}:{m.group_key}",
             )

@@ -127,7 +127,7 @@ def game_results(
         out.append(
             GameResult(
                 players=tuple([names[s.bot_version_id] for s in ss]),
-                placings=tuple([int(p) for p in placings]),
+                placings=tuple([int(p or 0) for p in placings]),
                 scores=tuple([float(s.score or 0) for s in ss]),
                 game_id=str(m.id),
                 group=f"{m.tournament_id}:{m.group_key}",

@@ -135,8 +135,9 @@ class _Design:
     entry from the entries of its row where ``mask`` is set. With few bots, thousands of games
     reduce to a few hundred patterns, and every Newton iteration costs O(patterns).
     ``hess_index`` holds, for the four blocks (bot, bot), (bot, seat), (seat, bot), (seat, seat)
-    of every pattern's entry pairs ``(j, k)``, the flat index ``row * (n_params + 1) + col`` into
-    the Hessian (with the dummy): fixed by the patterns, so computed once, not per iteration.
+    of every pattern's entry pairs ``(j, k)`` (flat as ``(u * W + j) * W + k``), the pairs that
+    touch no dummy and their flat index ``row * (n_params + 1) + col`` into the Hessian (with the
+    dummy): fixed by the patterns, so computed once, not per iteration.
     """
 
     bots: list[str]
@@ -147,7 +148,7 @@ class _Design:
     bot: npt.NDArray[np.intp]  # (U, W) parameter index of the bot term
     seat: npt.NDArray[np.intp]  # (U, W) parameter index of the seat term
     mask: npt.NDArray[np.bool_]  # (U, W) real entries of the choice set
-    hess_index: tuple[npt.NDArray[np.intp], ...]  # 4 x (U * W * W,)
+    hess_index: tuple[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]], ...]  # 4 x (entries, flat index)
 
     @property
     def n_params(self) -> int:
@@ -227,11 +228,13 @@ def _compile(games: Sequence[GameResult], seat_effects: bool) -> _Design:
     bot_arr = patterns[:, 0::2]
     seat_arr = patterns[:, 1::2]
     size = dummy + 1
-    hess_index = tuple(
-        (r[:, :, None] * size + c[:, None, :]).ravel()
-        for r in (bot_arr, seat_arr)
-        for c in (bot_arr, seat_arr)
-    )
+    hess_index = []
+    for r in (bot_arr, seat_arr):
+        for c in (bot_arr, seat_arr):
+            # entries that land on the dummy's row or column (padding, seat 0's missing seat
+            # term) are dropped at the end anyway: leave them out (the others keep their order)
+            keep = np.flatnonzero((r[:, :, None] != dummy) & (c[:, None, :] != dummy))
+            hess_index.append((keep, (r[:, :, None] * size + c[:, None, :]).ravel()[keep]))
     return _Design(
         bots=bots,
         seat_keys=seat_keys,
@@ -241,7 +244,7 @@ def _compile(games: Sequence[GameResult], seat_effects: bool) -> _Design:
         bot=bot_arr,
         seat=seat_arr,
         mask=bot_arr != dummy,
-        hess_index=hess_index,
+        hess_index=tuple(hess_index),
     )
 
 
@@ -255,7 +258,7 @@ class _Events:
     bot: npt.NDArray[np.intp]
     seat: npt.NDArray[np.intp]
     mask: npt.NDArray[np.bool_]
-    hess_index: tuple[npt.NDArray[np.intp], ...]
+    hess_index: tuple[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]], ...]
 
 
 def _select(design: _Design, multiplicity: npt.NDArray[np.floating] | None) -> _Events:
@@ -319,8 +322,8 @@ def _gradient_hessian(
     curv[:, :: width + 1] += wp
     flat = curv.ravel()
     hess = np.zeros(size * size)
-    for index in ev.hess_index:
-        hess += np.bincount(index, flat, minlength=size * size)
+    for entries, index in ev.hess_index:
+        hess += np.bincount(index, flat[entries], minlength=size * size)
     hess_m = hess.reshape(size, size)[:n, :n] + ridge * np.eye(n)
     value = -log_lik + 0.5 * ridge * float(np.dot(x, x))
     return grad[:n] + ridge * x, hess_m, value

@@ -23,8 +23,11 @@ leaderboards and the web app):
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -84,13 +87,51 @@ def leaderboard(
     ``include_removed`` (default: only for a tournament's standings) keeps removed bots.
     """
     get_system(system)  # an unknown system is an error even when there are no results
+    keep_removed = tournament_id is not None if include_removed is None else include_removed
+    with gc_paused():  # until the matches and results read are freed again (see gc_paused)
+        return _refit(db, tournament_id, system, min_games, keep_removed)
+
+
+def _refit(
+    db: Database, tournament_id: int | None, system: str, min_games: int, keep_removed: bool
+) -> list[LeaderRow]:
     matches = finished_matches(db, tournament_id)  # read once for the ratings and the statistics
     results = game_results(db, tournament_id, matches=matches)
     if not results:
         return []
-    keep_removed = tournament_id is not None if include_removed is None else include_removed
     stats = bot_stats(db, tournament_id, matches=matches)
     return rank_rows(rate(results, system), stats, system, min_games, keep_removed)
+
+
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (and back on after it if it was on).
+
+    A refit over 10,000 matches makes some 100,000 small objects (rows, results, tuples) that
+    form no reference cycles; while they pile up, the collector runs a few hundred times, twice
+    over the whole heap: a quarter to a third of the refit's time, to free nothing.  Reference
+    counting still frees everything as usual.  Safe across threads and nesting (the web refits
+    in a pool): the collector is turned back on when the last block that turned it off ends, and
+    only if it was on when the first began.
+    """
+    global _gc_pausers, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def rank_rows(

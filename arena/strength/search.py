@@ -3,7 +3,10 @@
 How it decides
 ==============
 * **Setup** (R8): a fixed preference by lounger value (``Params.setup``), the leftmost free
-  lounger within a value.
+  lounger within a value.  Options, off by default (measured no better, see
+  :meth:`Params.for_players`): less ``rows`` for every own towel of that value already laid,
+  colour rules (``spread``, ``wide``, ``rival``) and the learned value of the state after the
+  placement (``setup_net``, :mod:`arena.strength.value`).
 * **Rolling** (R10-R15): :class:`arena.strength.rolling.TurnPlanner`, the exact expectimax over the
   whole rest of the turn (every STOP / KEEP / CHIP, every outcome of every throw with its exact
   probability), its leaves the best lounger action each result reaches, valued by the worth model.
@@ -64,6 +67,8 @@ from arena.engine.board import (
 from .rolling import TurnPlanner
 from .worth import ByValue, Potential, Worths, invade_gain
 
+# the two-wide colours, two loungers of every value (green, yellow, blue; R3)
+WIDE = frozenset(c for c in range(N_COLOURS) if sum(LOUNGER_COLOUR[j] == c for j in REGULAR) == 6)
 StateValue = Callable[[State, int], float]  # (state, seat) -> expected final margin of that seat
 
 
@@ -82,6 +87,10 @@ class Params:
     potential: Potential = field(default_factory=Potential)
     setup: ByValue = (0.0, 0.0, 3.0, 2.0, 1.0, 0.0)  # placement preference by value
     spread: float = 0.0  # setup: minus this per own towel already in the lounger's colour
+    wide: float = 0.0  # setup: plus this for a two-wide colour (green, yellow, blue)
+    rival: float = 0.0  # setup: plus this per other player's towel already in the lounger's colour
+    rows: float = 0.0  # setup: minus this per own towel already of the lounger's value
+    setup_net: float = 0.0  # setup: plus this times the learned value of the state after placing
     focus: float = 0.0  # opponent modelling: 0 = off; else closeness scale (points per sqrt round)
     last_turn_scale: float = 10.0  # points per opponent beaten, in the game's last turn (0 = off)
     final_round_result: bool = False  # every seat's turn in the final round plays for the result
@@ -92,7 +101,12 @@ class Params:
         """The tuned defaults for a table of ``players`` (duplicate-dice duels against the one-ply
         greedy, :mod:`arena.strength.duel`; 200 games each): the 3s first in setup, then the 2s
         (2 players) or the 4s (3-4 players); in 2 players a RECLAIM/CONQUER race worth twice as
-        much as with more players (with one opponent the race is one's own to win or lose)."""
+        much as with more players (with one opponent the race is one's own to win or lose).
+
+        Setup rules tried and left off (in-process four-player duels against the greedy):
+        ``rows`` 0.5 looked like +144 against +106 on 200 games (seeds 2000-2049) and was
+        +105 against +109 on 400 fresh games (seeds 3000-3099); ``setup_net`` 4 +107; the
+        colour rules ``spread``, ``rival`` and ``wide`` +81 to +106 (200 games)."""
         if players == 2:
             return Params(
                 potential=Potential(rho=(0.0, 0.0, 0.3, 0.24, 0.2, 0.0)),
@@ -355,13 +369,31 @@ class SearchPolicy:
         p = self.params(state)
         w = p.setup
         mine = [0] * N_COLOURS
+        theirs = [0] * N_COLOURS
+        mine_at = [0] * 6
         for i in REGULAR:
-            if state.towel[i] == state.seat:
+            owner = state.towel[i]
+            if owner == state.seat:
                 mine[LOUNGER_COLOUR[i]] += 1
-        return {
-            a: w[LOUNGER_VALUE[a.lounger]] - p.spread * mine[LOUNGER_COLOUR[a.lounger]] - a.lounger / 100.0
-            for a in legal_actions(state)
-        }
+                mine_at[LOUNGER_VALUE[i]] += 1
+            elif owner >= 0:
+                theirs[LOUNGER_COLOUR[i]] += 1
+
+        def value(a: Action) -> float:
+            i = a.lounger
+            c, v = LOUNGER_COLOUR[i], LOUNGER_VALUE[i]
+            wide = p.wide if c in WIDE else 0.0
+            return w[v] - p.spread * mine[c] + wide + p.rival * theirs[c] - p.rows * mine_at[v] - i / 100.0
+
+        legal = legal_actions(state)
+        out = {a: value(a) for a in legal}
+        if p.setup_net:
+            from .value import load_default
+
+            nets = load_default().values_after([apply(state, a) for a in legal], state.seat)
+            for a, x in zip(legal, nets, strict=True):
+                out[a] += p.setup_net * float(x)
+        return out
 
     def choose(self, state: State) -> Action:
         """The search's choice among ``legal_actions(state)``."""

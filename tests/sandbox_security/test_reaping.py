@@ -234,9 +234,17 @@ def test_a_bot_that_stops_its_own_process_group_is_still_reaped(
         await proc.stop(grace=0.2)
         return time.monotonic() - started, wait_until_none(lambda: with_environ(tag), timeout=3.0)
 
-    took, left = asyncio.run(main())
-    assert not left, f"survived stop(): {sorted(left)}"
-    assert took < 2.5, f"stop() took {took:.1f} s (the frozen guard was not woken)"
+    # Not woken, the guard would be SIGKILLed after GUARD_GRACE (3 s): stop() would take 3.4 s
+    # every time.  Once in a few hundred runs on a loaded machine a woken guard is that slow too,
+    # so a second run is allowed; a guard that is never woken fails both.
+    times = []
+    for _ in range(2):
+        took, left = asyncio.run(main())
+        assert not left, f"survived stop(): {sorted(left)}"
+        times.append(took)
+        if took < 2.5:
+            break
+    assert min(times) < 2.5, f"stop() took {times} s (the frozen guard was not woken)"
 
 
 def _state(pid: int) -> str:

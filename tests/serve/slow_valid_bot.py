@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A valid bot that thinks 0.2 s per decision (well within the validation's 1 s): its validation
+"""A valid bot that thinks 0.05 s per decision (well within the validation's 1 s): its validation
 matches take a while, so a test can kill the server in the middle of one."""
 
 import time
@@ -11,7 +11,7 @@ class SlowBot(Bot):
     name = "slow-valid"
 
     def choose(self, state, legal):
-        time.sleep(0.2)
+        time.sleep(0.05)
         return self.rng.choice(legal)
 
 

@@ -302,3 +302,28 @@ def test_finished_matches_nobody_watches_leave_the_hub_bounded(
     finally:
         hub.close()
         loop.close()
+
+
+def test_settle_waits_until_every_received_event_is_applied(record_text: str) -> None:
+    """What an ended match's event stream relies on: ``settle`` returns once the events already
+    read from the socket are applied (the hub may run behind the match on a loaded host)."""
+    lines = record_text.strip().splitlines()
+    messages: list[dict[str, Any]] = []
+    pub = Publisher(str(_path("settle-unused")))
+    pub.send = messages.append  # type: ignore[assignment,method-assign]  # capture, do not send
+    obs = pub.observer(5)
+    for k in range(1, len(lines) - 1):
+        obs(FakeMatch(lines[: k + 1], k))
+    hub = LiveHub(_path("settle")).start()
+    try:
+        with hub.lock:  # the applying thread waits for the lock: all of them are received, none applied
+            for m in messages:
+                hub._inbox.append(json.dumps(m).encode())
+            hub._arrived.set()
+            assert not hub.caught_up()
+        assert hub.settle(30.0)
+        assert hub.caught_up()
+        feed = hub.feed(5)
+        assert feed is not None and feed.count == len(lines) - 2
+    finally:
+        hub.close()

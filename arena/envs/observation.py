@@ -118,6 +118,10 @@ _PADS: Final = {n: (0,) * (S - n) for n in range(2, S + 1)}
 _SEATS: Final = {n: (1,) * n + (0,) * (S - n) for n in range(2, S + 1)}
 
 
+_Ints = tuple[int, ...]
+_BoardEntry = tuple[int, _Ints, _Ints, tuple[bool, ...], _Ints, _Ints, _Ints, bytes]
+
+
 class _BoardCache:
     """The slow-changing part of an observation (board, supplies, scores, seats, pool) per
     (players, seat).  The rules share unchanged tuples between states, so while a seat sees the
@@ -129,7 +133,7 @@ class _BoardCache:
 
     def __init__(self) -> None:
         # entries[seat]: (players, towel, figure, secured, chips, towels, figures, the bytes)
-        self.entries: list[tuple[object, ...] | None] = [None] * S
+        self.entries: list[_BoardEntry | None] = [None] * S
 
     def board(self, state: State, seat: int) -> bytes:
         """The float32 bytes of the board, supplies, scores, seats and pool pieces."""
@@ -144,7 +148,7 @@ class _BoardCache:
             and hit[6] is state.figures
             and hit[0] == state.players
         ):
-            return hit[7]  # type: ignore[return-value]
+            return hit[7]
         n = state.players
         pts = scores(state)
         pad = _PADS[n]

@@ -71,7 +71,7 @@ class GameResult:
         game_id = self.game_id
         if not isinstance(game_id, str):
             raise RatingInputError(f"game_id must be a str, got {game_id!r}")
-        where = f" (game {game_id!r})" if game_id else ""  # _where, without the call
+        where = _where(game_id)
         if not isinstance(self.group, str):
             raise RatingInputError(f"group must be a str, got {self.group!r}{where}")
         players, placings, scores = self.players, self.placings, self.scores
@@ -116,8 +116,6 @@ class GameResult:
     def _as_tuple(self, name: str, where: str) -> tuple[Any, ...]:
         """The field ``name`` as a plain tuple (a list or tuple subclass is converted in place)."""
         value = getattr(self, name)
-        if type(value) is tuple:
-            return value
         if not isinstance(value, tuple | list):
             raise RatingInputError(f"{name} must be a tuple, got {value!r}{where}")
         converted = tuple(value)

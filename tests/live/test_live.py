@@ -309,9 +309,13 @@ def test_settle_waits_until_every_received_event_is_applied(record_text: str) ->
     read from the socket are applied (the hub may run behind the match on a loaded host)."""
     lines = record_text.strip().splitlines()
     messages: list[dict[str, Any]] = []
-    pub = Publisher(str(_path("settle-unused")))
-    pub.send = messages.append  # type: ignore[assignment,method-assign]  # capture, do not send
-    obs = pub.observer(5)
+
+    class Capture(Publisher):  # keeps the messages instead of sending them
+        def send(self, message: dict[str, Any]) -> bool:
+            messages.append(message)
+            return True
+
+    obs = Capture(str(_path("settle-unused"))).observer(5)
     for k in range(1, len(lines) - 1):
         obs(FakeMatch(lines[: k + 1], k))
     hub = LiveHub(_path("settle")).start()

@@ -76,8 +76,12 @@ def exit_interrupted() -> NoReturn:
 
 def _ignore_sigint() -> None:
     """Last atexit step: the interpreter is about to restore SIGINT's default action (die by the
-    signal, no message); a Ctrl-C in those final moments is ignored instead."""
+    signal, no message); a Ctrl-C in those final moments is ignored instead.  A Ctrl-C that a
+    finalizer swallowed and that is still on its way back to the main thread ends the process as
+    interrupted: the line and status 130."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _redelivery_pending:
+        _exit_with_message(signal.SIGINT, None)
 
 
 def _interrupt_cause(exc: BaseException | None) -> bool:
@@ -91,14 +95,46 @@ def _quiet_interrupts(record: Any) -> bool:
     return not (record.exc_info and _interrupt_cause(record.exc_info[1]))
 
 
+_REDELIVERY_DELAY = 0.02  # seconds: long enough for the hook to have returned to the main code
+_redelivery_pending = False
+
+
+def _redeliver() -> None:
+    """In a helper thread: trip SIGINT for the main thread once the hook is behind it."""
+    global _redelivery_pending
+    import time
+
+    time.sleep(_REDELIVERY_DELAY)
+    _redelivery_pending = False
+    _thread.interrupt_main()
+
+
+def _redeliver_later() -> None:
+    global _redelivery_pending
+    import threading
+
+    _redelivery_pending = True
+    threading.Thread(target=_redeliver, name="arena-ctrl-c", daemon=True).start()
+
+
 def _unraisable(unraisable: Any) -> None:
     """A Ctrl-C that landed while a finalizer ran (``__del__``, a weakref callback) raised its
     KeyboardInterrupt where Python can only print and drop it: print nothing and deliver the
-    interrupt again to the main thread, where it unwinds the command as usual."""
-    if _interrupt_cause(unraisable.exc_value):
-        _thread.interrupt_main()
+    interrupt again to the main thread, where it unwinds the command as usual.
+
+    The delivery comes from a helper thread a moment later: tripping the signal here would run the
+    handler inside this hook (Python checks for signals right after the call returns), and the
+    KeyboardInterrupt it raises would be dropped once more.  Should the handler still run here (the
+    hook delayed past the helper's wait), that KeyboardInterrupt is caught and delivered again; a
+    process that reaches its end with a delivery pending ends as interrupted (see
+    :func:`_ignore_sigint`)."""
+    if not _interrupt_cause(unraisable.exc_value):
+        _previous_unraisable(unraisable)
         return
-    _previous_unraisable(unraisable)
+    try:
+        _redeliver_later()
+    except KeyboardInterrupt:
+        _redeliver_later()
 
 
 _previous_unraisable = sys.unraisablehook

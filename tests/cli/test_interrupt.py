@@ -127,3 +127,46 @@ def test_a_second_ctrl_c_in_run_interruptible_leaves_at_once_with_the_line(tmp_p
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == EXIT_INTERRUPTED, done.stderr
     assert done.stderr.strip() == MESSAGE, done.stderr
+
+
+FINALIZER_SCRIPT = """
+import sys, time
+from arena.cli.interrupt import install, exit_interrupted
+install()
+
+class Finalized:
+    def __del__(self):
+        raise KeyboardInterrupt  # what a Ctrl-C landing inside a finalizer looks like
+
+try:
+    thing = Finalized()
+    del thing
+    if sys.argv[1] == "keep-going":
+        for _ in range(500):
+            time.sleep(0.01)
+        print("lost")
+except KeyboardInterrupt:
+    print("delivered")
+    exit_interrupted()
+"""
+
+
+@pytest.mark.parametrize("after", ["keep-going", "end-at-once"])
+def test_a_ctrl_c_swallowed_by_a_finalizer_still_ends_the_command(tmp_path: Path, after: str) -> None:
+    """A Ctrl-C that lands while a finalizer runs raises where Python can only drop it (the CI
+    run of 2026-12-01 lost one that way: the match played on and exited 0).  It comes back to the
+    main code as a KeyboardInterrupt; a process that ends before it arrives still ends as
+    interrupted, with the one line and 130."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "finalizer.py"
+    script.write_text(FINALIZER_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script), after], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == EXIT_INTERRUPTED, (done.stdout, done.stderr)
+    assert done.stderr.strip() == MESSAGE, done.stderr
+    assert "lost" not in done.stdout
+    if after == "keep-going":
+        assert done.stdout.strip() == "delivered"

@@ -14,6 +14,9 @@ part of the decision that leads to it):
 * ``openspiel``: the ``python_cool_am_pool`` state: ``legal_actions()``, ``apply_action``, chance
   outcomes from the dice stream.
 
+The observation vector comes from the compiled encoder (``arena/envs/_obsfast.c``) when it is
+built, as in a normal install; ``pz-python`` replays the games with the pure-Python encoder.
+
 A second table replays the same games with the choices given (no agent at all): ``engine``
 (``legal_actions`` + ``apply`` + throws) against ``pettingzoo`` (``last()`` + ``step``): the pure
 wrapper cost.  Cost = the engine's rate / the wrapper's (target for PettingZoo: < 2x).  CPU time
@@ -156,7 +159,24 @@ def pettingzoo_replay(seed: int) -> int:
     return len(_choices(seed))
 
 
-REPLAYS: dict[str, Callable[[int], int]] = {"engine": engine_replay, "pettingzoo": pettingzoo_replay}
+def pettingzoo_python_replay(seed: int) -> int:
+    """``pettingzoo_replay`` with the pure-Python observation encoder (the definition) in place
+    of the compiled one: what the wrapper costs where the C encoder could not be built."""
+    import arena.envs.pettingzoo as pz
+    from arena.envs.observation import encode_python
+
+    compiled, pz.encode = pz.encode, encode_python
+    try:
+        return pettingzoo_replay(seed)
+    finally:
+        pz.encode = compiled
+
+
+REPLAYS: dict[str, Callable[[int], int]] = {
+    "engine": engine_replay,
+    "pettingzoo": pettingzoo_replay,
+    "pz-python": pettingzoo_python_replay,
+}
 
 LOOPS: dict[str, Callable[[int], int]] = {
     "engine": engine_loop,
@@ -198,15 +218,21 @@ def run(seconds: float, rounds: int, out: Callable[[str], Any] = print) -> dict[
     for loop in (*LOOPS.values(), *REPLAYS.values()):  # imports and warm-up out of the way
         loop(0)
     assert len({loop(1) for loop in (*LOOPS.values(), *REPLAYS.values())}) == 1, "not the same game"
+    from arena.envs.observation import ENCODER
+
     out(f"4-player random games, {rounds} rounds of {seconds:g} s CPU each; load {os.getloadavg()[0]:.2f}")
-    out("with a random agent choosing from the legal actions (engine) or from the mask (environments):")
+    out(f"observation encoder: {ENCODER} (pz-python: the pure-Python one, for comparison)")
+    out("an agent included: a random choice from the legal tuple (engine) or from the mask with")
+    out("numpy.flatnonzero (environments), so the agent's own work is in these figures:")
     med = _table(LOOPS, seconds, rounds, out)
-    out("the same games with the choices given (last() + step() against legal_actions + apply):")
+    out("the wrapper alone (what the < 2x target is about): the same games with the choices given,")
+    out("last() + step() against legal_actions + apply:")
     replay = _table(REPLAYS, seconds, rounds, out)
     result = dict(med)
     result["pettingzoo_cost"] = med["engine"] / med["pettingzoo"]
     result["openspiel_cost"] = med["engine"] / med["openspiel"]
     result["wrapper_cost"] = replay["engine"] / replay["pettingzoo"]
+    result["wrapper_cost_python_encoder"] = replay["engine"] / replay["pz-python"]
     out(f"load after: {os.getloadavg()[0]:.2f}")
     return result
 

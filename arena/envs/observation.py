@@ -12,7 +12,9 @@ observation into them.  The table in ``docs/envs.md`` is generated from :data:`L
 
 from __future__ import annotations
 
+import os
 import struct
+from collections.abc import Callable
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -266,9 +268,10 @@ def _clock_part(key: tuple[int, ...]) -> tuple[bytes, bytes, bytes, bytes]:
     return hit
 
 
-def encode(state: State, seat: int) -> Observation:
+def encode_python(state: State, seat: int) -> Observation:
     """The observation of ``state`` from seat ``seat``'s point of view (see :data:`LAYOUT`).
-    A new writable array each time."""
+    A new writable array each time.  The definition of the observation: :func:`encode` is this
+    function or its compiled copy (``arena/envs/_obsfast.c``), which returns the same vector."""
     n = state.players
     if not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1} for {n} players, got {seat}")
@@ -292,6 +295,51 @@ def encode(state: State, seat: int) -> Observation:
         )
     )
     return np.frombuffer(bytearray(data), _F32)
+
+
+def _compiled_encoder() -> Callable[[State, int], Observation] | None:
+    """The compiled encoder configured from this module's tables, or ``None`` when it is not
+    built (no C compiler at install time) or ``ARENA_PURE_PYTHON`` is set (non-empty)."""
+    if os.environ.get("ARENA_PURE_PYTHON"):
+        return None
+    try:
+        from . import _obsfast
+    except ImportError:
+        return None
+    _obsfast.configure(
+        {
+            "loungers": N_LOUNGERS,
+            "track": TRACK_LEN,
+            "faces": N_FACES,
+            "n_dice": N_DICE,
+            "max_throws": MAX_THROWS,
+            "phases": len(Phase),
+            "over_phase": int(Phase.OVER),
+            "obs_size": OBS_SIZE,
+            "towel_scale": _PER_SEAT_SCALES[0],
+            "figure_scale": _PER_SEAT_SCALES[S],
+            "chip_scale": _PER_SEAT_SCALES[2 * S],
+            "score_scale": _PER_SEAT_SCALES[3 * S],
+            "pool_scale": _PER_SEAT_SCALES[5 * S],
+            "blocked": tuple(tuple(sorted(b)) for b in BLOCKED),
+            "state_type": State,
+            "scores": scores,
+            "fallback": encode_python,
+            "empty": np.empty,
+            "dtype": _F32,
+        }
+    )
+    compiled: Callable[[State, int], Observation] = _obsfast.encode
+    return compiled
+
+
+_COMPILED: Final = _compiled_encoder()
+#: Which encoder :func:`encode` is: ``"compiled"`` or ``"python"``.
+ENCODER: Final = "python" if _COMPILED is None else "compiled"
+#: The observation of ``state`` from seat ``seat``'s point of view (see :data:`LAYOUT`): a new
+#: writable float32 array each time.  The compiled encoder when it is built, else
+#: :func:`encode_python` (the definition; both give the same vector, bit for bit).
+encode: Final[Callable[[State, int], Observation]] = _COMPILED or encode_python
 
 
 _ROLL_MASKS: dict[int, tuple[tuple[Action, ...], Mask]] = {}

@@ -24,3 +24,5 @@ def test_the_env_benchmark_reports_every_loop_against_the_engine() -> None:
     assert len(costs) == 2  # with a random agent, and with the choices given
     # A loose bound (a loaded machine): the wrapper stays within a small factor of the engine.
     assert all(1.0 < c < 6.0 for c in costs), done.stdout
+    assert "observation encoder: compiled" in done.stdout
+    assert any(line.startswith("pz-python") for line in lines), done.stdout

@@ -1,0 +1,143 @@
+"""The compiled observation encoder (``arena/envs/_obsfast.c``) against the definition,
+``observation.encode_python``: the same vector bit for bit on every state of many games, every
+seat, both rule variants; bad input gets the Python encoder's own errors; concurrent use from
+threads stays exact."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.engine import DiceStream, State, apply, apply_throw, legal_actions, new_game
+from arena.engine.variants import SPRINT, STANDARD, Rules
+from arena.envs import observation
+from arena.envs.observation import encode, encode_python
+
+from .helpers import ROOT
+
+
+def game_states(players: int, seed: int, rules: Rules = STANDARD) -> list[State]:
+    """Every state of a random game (decisions, chance nodes and the end)."""
+    rng = random.Random(seed)
+    dice = DiceStream(seed)
+    s = new_game(players, rules)
+    out = [s]
+    while not s.is_over:
+        if s.is_chance:
+            s = apply_throw(s, dice.throw(s.turn, s.throw_no + 1, s.dice))
+        else:
+            s = apply(s, rng.choice(legal_actions(s)))
+        out.append(s)
+    return out
+
+
+def assert_same(state: State, seat: int) -> None:
+    fast, slow = encode(state, seat), encode_python(state, seat)
+    assert fast.dtype == slow.dtype == np.float32 and fast.shape == slow.shape
+    assert fast.tobytes() == slow.tobytes(), (state, seat, np.flatnonzero(fast != slow))
+
+
+def test_the_compiled_encoder_is_built_and_used() -> None:
+    """``./dev`` installs with a C compiler (gcc is on every machine it runs on), so the compiled
+    encoder is what ``encode`` is; without one the install still works on the Python encoder."""
+    assert observation.ENCODER == "compiled", (
+        "arena/envs/_obsfast.c was not built: run `.venv/bin/python -m pip install -e .` "
+        "with a C compiler and the Python headers"
+    )
+    assert encode is not encode_python
+
+
+@pytest.mark.parametrize("rules", [STANDARD, SPRINT], ids=["standard", "sprint"])
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_compiled_encoder_gives_the_definitions_vector_on_every_state(
+    players: int, rules: Rules
+) -> None:
+    for seed in range(12):
+        for state in game_states(players, 7_000 + seed, rules):
+            for seat in range(players):
+                assert_same(state, seat)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    players=st.integers(2, 4),
+    seed=st.integers(0, 2**63 - 1),
+    order=st.permutations(range(4)),
+)
+def test_any_game_any_order_of_seats(players: int, seed: int, order: list[int]) -> None:
+    """The board part is cached per seat: asking in any order of seats, and skipping states,
+    must not matter."""
+    seats = [k for k in order if k < players]
+    rng = random.Random(seed)
+    for state in game_states(players, seed):
+        if rng.random() < 0.5:
+            for seat in seats:
+                assert_same(state, seat)
+
+
+def test_every_call_returns_a_new_writable_array() -> None:
+    state = game_states(3, 11)[40]
+    first = encode(state, 1)
+    first[:] = 7.0
+    second = encode(state, 1)
+    assert second.flags.writeable and not np.shares_memory(first, second)
+    assert second.tobytes() == encode_python(state, 1).tobytes()
+
+
+def test_bad_input_gets_the_python_encoders_errors() -> None:
+    state = game_states(2, 5)[10]
+    for seat in (2, -1, 4, 10**30):
+        with pytest.raises(ValueError, match=r"seat must be 0\.\.1 for 2 players"):
+            encode(state, seat)
+    with pytest.raises(AttributeError):
+        encode(object(), 0)  # type: ignore[arg-type]
+    # A seat given as a numpy integer or a bool-free int subclass: encoded all the same.
+    assert encode(state, np.int64(1)).tobytes() == encode_python(state, 1).tobytes()  # type: ignore[arg-type]
+
+
+def test_threads_encoding_different_games_at_once_stay_exact() -> None:
+    """The compiled encoder keeps its board cache between calls; threads interleave at the
+    scores call (Python code) and must still each get their own game's vector."""
+    games = {seed: game_states(2 + seed % 3, 9_100 + seed) for seed in range(4)}
+    expected = {
+        seed: [[encode_python(s, seat).tobytes() for seat in range(s.players)] for s in states]
+        for seed, states in games.items()
+    }
+    wrong: list[tuple[int, int]] = []
+
+    def work(seed: int) -> None:
+        for _ in range(3):
+            for k, state in enumerate(games[seed]):
+                for seat in range(state.players):
+                    if encode(state, seat).tobytes() != expected[seed][k][seat]:
+                        wrong.append((seed, k))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in games]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert wrong == []
+
+
+def test_arena_pure_python_selects_the_python_encoder() -> None:
+    env = {**os.environ, "ARENA_PURE_PYTHON": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from arena.envs import observation as o; print(o.ENCODER)"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "python"

@@ -132,9 +132,12 @@ static int read_board(PyObject *state, int n, PyObject *const *keys) {
         return -1;
     }
     for (int i = 0; i < cfg.loungers; i++) {
-        int truth = PyObject_IsTrue(PyTuple_GET_ITEM(secured, i));
-        if (truth < 0) return -1;
-        b.secured[i] = (unsigned char)truth;
+        PyObject *flag = PyTuple_GET_ITEM(secured, i);
+        if (!PyBool_Check(flag)) {  /* the Python encoder writes other values as they are */
+            PyErr_SetString(PyExc_TypeError, "secured flags are bools");
+            return -1;
+        }
+        b.secured[i] = flag == Py_True;
     }
     PyObject *result = PyObject_CallOneArg(cfg.scores, state);
     if (result == NULL) return -1;

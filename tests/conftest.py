@@ -16,6 +16,7 @@ with ``CI`` set (``CI=true``, as CI services do) any skip fails the run.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -60,7 +61,18 @@ def pytest_configure(config: pytest.Config) -> None:
     fixtures set one per test) gets a private data directory for the session instead of
     ``./arena-data`` in whatever folder pytest was started from."""
     if not os.environ.get("ARENA_HOME"):
-        os.environ["ARENA_HOME"] = tempfile.mkdtemp(prefix="arena-tests-home-")
+        os.environ["ARENA_HOME"] = _SESSION_HOME[0] = tempfile.mkdtemp(prefix="arena-tests-home-")
+
+
+_SESSION_HOME = [""]  # the data directory pytest_configure made, removed when the run ends
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SESSION_HOME[0]:
+        shutil.rmtree(_SESSION_HOME[0], ignore_errors=True)
+        if os.environ.get("ARENA_HOME") == _SESSION_HOME[0]:
+            del os.environ["ARENA_HOME"]
+        _SESSION_HOME[0] = ""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

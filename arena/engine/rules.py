@@ -53,7 +53,7 @@ from .board import (
 from .chance import LAST_THROW
 from .errors import IllegalActionError, IllegalThrowError
 from .notation import format_counts
-from .state import NO_DICE, Phase, State, Termination
+from .state import NO_DICE, Phase, State, Termination, clone
 
 # Phases as plain ints for comparisons, and as members for assignment.
 _SETUP_I: Final = int(Phase.SETUP)
@@ -223,7 +223,7 @@ def apply(state: State, action: Action | str) -> State:
         if step is not None:
             code, aside, dice = step
             if code == _KEEP:  # R12 (inlined: the most frequent decision)
-                s = state._copy()
+                s = clone(state)
                 kept = state.kept
                 if kept is NO_DICE:
                     s.kept = aside
@@ -265,7 +265,7 @@ def apply(state: State, action: Action | str) -> State:
 
 def _stop(state: State) -> State:
     """R12, R15: STOP; the result is every die kept and thrown, the lifeguard walks."""
-    s = state._copy()
+    s = clone(state)
     kept, last = state.kept, state.last
     if kept is NO_DICE:
         result = last
@@ -289,7 +289,7 @@ def _stop(state: State) -> State:
 
 def _chip(state: State) -> State:
     """R12: CHIP spends a chip; every die of the last throw, lifeguards too, is thrown again."""
-    s = state._copy()
+    s = clone(state)
     chips = list(state.chips)
     chips[state.seat] -= 1
     s.chips = tuple(chips)
@@ -302,7 +302,7 @@ def _chip(state: State) -> State:
 
 def _place(state: State, lounger: int) -> State:
     """R8: a plain towel on an empty regular lounger; setup ends once all 24 carry one."""
-    s = state._copy()
+    s = clone(state)
     me = state.seat
     towel = list(state.towel)
     towel[lounger] = me
@@ -322,7 +322,7 @@ def _place(state: State, lounger: int) -> State:
 
 def _act(state: State, action: Action) -> State:
     """R19-R23 (``action`` is a legal lounger action), then the end of the turn."""
-    s = state._copy()
+    s = clone(state)
     kind = action.kind
     if kind != _PASS:
         _use_lounger(state, s, kind, action.lounger)
@@ -441,7 +441,7 @@ def apply_throw(state: State, faces: Sequence[int]) -> State:
         hit = None
     if hit is None:
         hit = _count_throw(faces)
-    s = state._copy()
+    s = clone(state)
     s.last = hit[3]
     s.throw_no = state.throw_no + 1
     s.phase = P_ROLL

@@ -7,6 +7,8 @@ unchanged tuples with the old one.  Callers read the fields; they must not assig
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from enum import IntEnum
 from typing import TYPE_CHECKING, Final
 
@@ -207,6 +209,24 @@ class State:
             f"<State players={self.players} phase={self.phase.label} seat={self.seat} "
             f"round={self.round} turn={self.turn} unoccupied={self.unoccupied}>"
         )
+
+
+def _compiled_copy() -> Callable[[State], State] | None:
+    """``State._copy`` compiled (``_statecopy.c``), or ``None`` when that module is not built or
+    ``ARENA_PURE_PYTHON`` is set (non-empty)."""
+    if os.environ.get("ARENA_PURE_PYTHON"):
+        return None
+    try:
+        from . import _statecopy
+    except ImportError:
+        return None
+    _statecopy.configure(State, "_legal")
+    compiled: Callable[[State], State] = _statecopy.copy
+    return compiled
+
+
+#: ``clone(state)`` is ``state._copy()``: the compiled copy when it is built, else the method.
+clone: Final[Callable[[State], State]] = _compiled_copy() or State._copy
 
 
 def new_game(players: int, rules: Rules = DEFAULT) -> State:

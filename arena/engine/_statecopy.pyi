@@ -1,0 +1,6 @@
+"""Types of the compiled state copy (``_statecopy.c``)."""
+
+from typing import Any
+
+def copy(state: Any, /) -> Any: ...
+def configure(cls: type, cache_slot: str, /) -> int: ...

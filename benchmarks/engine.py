@@ -126,6 +126,10 @@ def run(
 ) -> dict[str, Any]:
     """Print the table for ``configs`` and return the figures (for tests)."""
     out(f"load average before: {os.getloadavg()[0]:.2f} (1 min)")
+    from arena.engine.state import State, clone
+
+    copy = "python (State._copy)" if clone is State._copy else "compiled (arena/engine/_statecopy.c)"
+    out(f"engine's state copy: {copy}; ARENA_PURE_PYTHON=1 measures the pure-Python engine")
     out(f"{'':<18} {'engine steps/s':>21} {'reference steps/s':>21} {'ratio':>7}")
     out(f"{'configuration':<18} {'min':>10} {'median':>10} {'min':>10} {'median':>10} {'(med.)':>7}")
     results: dict[str, Any] = {}

@@ -57,6 +57,7 @@ typedef struct {
     PyObject *dtype;               /* numpy float32 dtype */
     PyObject *size;                /* obs_size as a Python int */
     PyObject *round_cap_name;      /* "round_cap" */
+    PyTypeObject *phase_type;      /* the engine's Phase (an IntEnum; a strong reference) */
     int loungers, track, faces, n_dice, max_throws, phases, over_phase, obs_size;
     double towel_scale, figure_scale, chip_scale, score_scale, pool_scale;
     unsigned char blocked[MAX_TRACK + 1][MAX_LOUNGERS]; /* by lifeguard position + 1 */
@@ -80,14 +81,17 @@ static inline PyObject *slot(PyObject *obj, int field) {
     return *(PyObject **)((char *)obj + cfg.offset[field]);
 }
 
-/* A small non-negative int (or bool / IntEnum) as a C long; -1 and an exception otherwise. */
+/* An int as the rules make them: exactly int or bool (no subclass whose arithmetic or __index__
+   could differ from the value, or run Python code here). */
+static inline int plain_int(PyObject *v) { return PyLong_CheckExact(v) || PyBool_Check(v); }
+
+/* A plain int as a C long; -1 and an exception otherwise (unset, another type, too large). */
 static inline long as_long(PyObject *v) {
-    if (v == NULL) {
-        PyErr_SetString(PyExc_TypeError, "unset slot");
+    if (v == NULL || !plain_int(v)) {
+        PyErr_SetString(PyExc_TypeError, "not a plain int");
         return -1;
     }
-    long x = PyLong_AsLong(v);
-    return x;
+    return PyLong_AsLong(v);
 }
 
 /* A tuple of exactly n ints into out[]; 0 on success. */
@@ -97,7 +101,7 @@ static int int_tuple(PyObject *t, Py_ssize_t n, long *out) {
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        long x = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+        long x = as_long(PyTuple_GET_ITEM(t, i));
         if (x == -1 && PyErr_Occurred()) return -1;
         out[i] = x;
     }
@@ -148,11 +152,13 @@ static int read_board(PyObject *state, int n, PyObject *const *keys) {
         Py_XINCREF(keys[j]);  /* held, so that the identities stay these tuples' own */
         b.keys[j] = keys[j];
     }
-    for (int j = 0; j < 6; j++) Py_CLEAR(cfg.board.keys[j]);  /* (no Python code: tuples of ints) */
+    PyObject *old[6];
+    memcpy(old, cfg.board.keys, sizeof old);
     b.players = n;
     b.valid = 1;
     b.version = cfg.board.version + 1;
-    cfg.board = b;
+    cfg.board = b;  /* whole, before the old tuples are released */
+    for (int j = 0; j < 6; j++) Py_XDECREF(old[j]);
     return 0;
 }
 
@@ -231,7 +237,12 @@ static int fill(PyObject *state, int seat, float *out) {
 
     long to_act = as_long(slot(state, F_SEAT));
     if (to_act == -1 && PyErr_Occurred()) return -1;
-    long phase = as_long(slot(state, F_PHASE));
+    PyObject *phase_obj = slot(state, F_PHASE);
+    if (phase_obj == NULL || !(plain_int(phase_obj) || Py_TYPE(phase_obj) == cfg.phase_type)) {
+        PyErr_SetString(PyExc_TypeError, "phase is not a Phase");
+        return -1;
+    }
+    long phase = PyLong_AsLong(phase_obj);
     if (phase == -1 && PyErr_Occurred()) return -1;
     if (to_act < 0 || to_act >= n || phase < 0 || phase >= cfg.phases) {
         PyErr_SetString(PyExc_ValueError, "seat or phase out of range");
@@ -267,35 +278,41 @@ static int fill(PyObject *state, int seat, float *out) {
         PyErr_SetString(PyExc_TypeError, "unset rules");
         return -1;
     }
+    long round_cap = cfg.round_cap;
     if (rules != cfg.rules) {
         PyObject *cap = PyObject_GetAttr(rules, cfg.round_cap_name);
         if (cap == NULL) return -1;
-        long c = PyLong_AsLong(cap);
+        round_cap = as_long(cap);
         Py_DECREF(cap);
-        if (c == -1 && PyErr_Occurred()) return -1;
-        if (c <= 0) {
+        if (round_cap == -1 && PyErr_Occurred()) return -1;
+        if (round_cap <= 0) {
             PyErr_SetString(PyExc_ValueError, "round cap out of range");
             return -1;
         }
+        /* The pair is replaced whole before the old rules are released (a release may run code). */
+        PyObject *old = cfg.rules;
         Py_INCREF(rules);
-        Py_XSETREF(cfg.rules, rules);
-        cfg.round_cap = c;
+        cfg.rules = rules;
+        cfg.round_cap = round_cap;
+        Py_XDECREF(old);
     }
     long rnd = as_long(slot(state, F_ROUND));
     if (rnd == -1 && PyErr_Occurred()) return -1;
-    if (rnd < 0 || rnd > cfg.round_cap) {
+    if (rnd < 0 || rnd > round_cap) {
         PyErr_SetString(PyExc_ValueError, "round out of range");
         return -1;
     }
-    p[0] = (float)((double)rnd / (double)cfg.round_cap);
+    p[0] = (float)((double)rnd / (double)round_cap);
     PyObject *final_round = slot(state, F_FINAL_ROUND);
     if (final_round == NULL) {
         PyErr_SetString(PyExc_TypeError, "unset final_round");
         return -1;
     }
-    int fin = PyObject_IsTrue(final_round);
-    if (fin < 0) return -1;
-    p[1] = fin ? 1.0f : 0.0f;
+    if (!plain_int(final_round)) {
+        PyErr_SetString(PyExc_TypeError, "final_round is not a bool");
+        return -1;
+    }
+    p[1] = PyObject_IsTrue(final_round) ? 1.0f : 0.0f;
     long occupied = as_long(slot(state, F_OCCUPIED));
     if (occupied == -1 && PyErr_Occurred()) return -1;
     if (occupied < 0 || occupied > cfg.loungers) {
@@ -401,6 +418,39 @@ static PyObject *configure(PyObject *module, PyObject *settings) {
         return NULL;
     }
     c.board_len = c.loungers * SLOTS * 2 + c.loungers + SLOTS * 5;
+    /* The layout this file writes, piece by piece: it must be observation.LAYOUT exactly (a build
+       older than the Python module is refused here, never run past its buffer). */
+    const struct { const char *name; int size; } pieces[] = {
+        {"towel", c.loungers * SLOTS}, {"secured", c.loungers}, {"figure", c.loungers * SLOTS},
+        {"towels", SLOTS}, {"figures", SLOTS}, {"chips", SLOTS}, {"scores", SLOTS}, {"seats", SLOTS},
+        {"pool", 1}, {"blocked", c.loungers}, {"lifeguard", c.track + 1}, {"to_act", SLOTS},
+        {"phase", c.phases}, {"kept", c.faces}, {"throw", c.faces}, {"result", c.faces},
+        {"dice", 1}, {"throw_no", 1}, {"round", 1}, {"final_round", 1}, {"unoccupied", 1},
+    };
+    const int n_pieces = (int)(sizeof pieces / sizeof pieces[0]);
+    PyObject *layout = obj_item(settings, "layout");
+    if (layout == NULL) return NULL;
+    if (!PyTuple_Check(layout) || PyTuple_GET_SIZE(layout) != n_pieces) {
+        PyErr_SetString(PyExc_ValueError, "configure: the layout differs from the one this encoder writes");
+        return NULL;
+    }
+    int total = 0;
+    for (int k = 0; k < n_pieces; k++) {
+        PyObject *piece = PyTuple_GET_ITEM(layout, k);
+        const char *name = NULL;
+        int size = -1;
+        if (!PyArg_ParseTuple(piece, "si", &name, &size)) return NULL;
+        if (strcmp(name, pieces[k].name) != 0 || size != pieces[k].size) {
+            PyErr_Format(PyExc_ValueError, "configure: layout piece %d is %s (%d), this encoder writes %s (%d)",
+                         k, name, size, pieces[k].name, pieces[k].size);
+            return NULL;
+        }
+        total += size;
+    }
+    if (total != c.obs_size) {
+        PyErr_SetString(PyExc_ValueError, "configure: the layout's size is not obs_size");
+        return NULL;
+    }
 
     PyObject *blocked = obj_item(settings, "blocked");
     if (blocked == NULL) return NULL;
@@ -447,36 +497,48 @@ static PyObject *configure(PyObject *module, PyObject *settings) {
     if (scores == NULL || fallback == NULL || empty == NULL || dtype == NULL) return NULL;
     PyObject *size = PyLong_FromLong(c.obs_size);
     if (size == NULL) return NULL;
+    PyObject *phase_type = obj_item(settings, "phase_type");
+    if (phase_type == NULL) return NULL;
+    if (!PyType_Check(phase_type)) {
+        PyErr_SetString(PyExc_TypeError, "configure: phase_type is not a class");
+        return NULL;
+    }
     PyObject *name = PyUnicode_InternFromString("round_cap");
     if (name == NULL) {
         Py_DECREF(size);
         return NULL;
     }
 
-    /* Release what a previous configuration held, then take the new one. */
-    for (int j = 0; j < 6; j++) Py_CLEAR(cfg.board.keys[j]);
-    Py_CLEAR(cfg.rules);
-    Py_XDECREF(cfg.state_type);
-    Py_XDECREF(cfg.scores);
-    Py_XDECREF(cfg.fallback);
-    Py_XDECREF(cfg.empty);
-    Py_XDECREF(cfg.size);
-    Py_XDECREF(cfg.dtype);
-    Py_XDECREF(cfg.round_cap_name);
     Py_INCREF(state_type);
+    Py_INCREF(phase_type);
     Py_INCREF(scores);
     Py_INCREF(fallback);
     Py_INCREF(empty);
     Py_INCREF(dtype);
     c.state_type = (PyTypeObject *)state_type;
+    c.phase_type = (PyTypeObject *)phase_type;
     c.scores = scores;
     c.fallback = fallback;
     c.empty = empty;
-    c.size = size;
     c.dtype = dtype;
+    c.size = size;
     c.round_cap_name = name;
     c.configured = 1;
+    /* Take the new configuration whole, then release what the previous one held. */
+    Config old = cfg;
     cfg = c;
+    if (old.configured) {
+        for (int j = 0; j < 6; j++) Py_XDECREF(old.board.keys[j]);
+        Py_XDECREF(old.rules);
+        Py_XDECREF((PyObject *)old.state_type);
+        Py_XDECREF((PyObject *)old.phase_type);
+        Py_XDECREF(old.scores);
+        Py_XDECREF(old.fallback);
+        Py_XDECREF(old.empty);
+        Py_XDECREF(old.dtype);
+        Py_XDECREF(old.size);
+        Py_XDECREF(old.round_cap_name);
+    }
     Py_RETURN_NONE;
 }
 

@@ -306,31 +306,39 @@ def _compiled_encoder() -> Callable[[State, int], Observation] | None:
         from . import _obsfast
     except ImportError:
         return None
-    _obsfast.configure(
-        {
-            "loungers": N_LOUNGERS,
-            "track": TRACK_LEN,
-            "faces": N_FACES,
-            "n_dice": N_DICE,
-            "max_throws": MAX_THROWS,
-            "phases": len(Phase),
-            "over_phase": int(Phase.OVER),
-            "obs_size": OBS_SIZE,
-            "towel_scale": _PER_SEAT_SCALES[0],
-            "figure_scale": _PER_SEAT_SCALES[S],
-            "chip_scale": _PER_SEAT_SCALES[2 * S],
-            "score_scale": _PER_SEAT_SCALES[3 * S],
-            "pool_scale": _PER_SEAT_SCALES[5 * S],
-            "blocked": tuple(tuple(sorted(b)) for b in BLOCKED),
-            "state_type": State,
-            "scores": scores,
-            "fallback": encode_python,
-            "empty": np.empty,
-            "dtype": _F32,
-        }
-    )
+    try:
+        _obsfast.configure(_compiled_settings())
+    except (TypeError, ValueError, KeyError):
+        return None  # a build that does not match this module (older or newer): not used
     compiled: Callable[[State, int], Observation] = _obsfast.encode
     return compiled
+
+
+def _compiled_settings() -> dict[str, object]:
+    """Every size, scale, table and callable the compiled encoder takes from this module."""
+    return {
+        "loungers": N_LOUNGERS,
+        "track": TRACK_LEN,
+        "faces": N_FACES,
+        "n_dice": N_DICE,
+        "max_throws": MAX_THROWS,
+        "phases": len(Phase),
+        "over_phase": int(Phase.OVER),
+        "obs_size": OBS_SIZE,
+        "towel_scale": _PER_SEAT_SCALES[0],
+        "figure_scale": _PER_SEAT_SCALES[S],
+        "chip_scale": _PER_SEAT_SCALES[2 * S],
+        "score_scale": _PER_SEAT_SCALES[3 * S],
+        "pool_scale": _PER_SEAT_SCALES[5 * S],
+        "blocked": tuple(tuple(sorted(b)) for b in BLOCKED),
+        "layout": tuple((p.name, p.size) for p in LAYOUT),
+        "state_type": State,
+        "phase_type": Phase,
+        "scores": scores,
+        "fallback": encode_python,
+        "empty": np.empty,
+        "dtype": _F32,
+    }
 
 
 _COMPILED: Final = _compiled_encoder()

@@ -185,3 +185,42 @@ def test_states_with_junk_in_their_slots_get_the_python_encoders_answer(
     for name, value in changes:
         object.__setattr__(state, name, value)
     assert outcome(encode, state, seat) == outcome(encode_python, state, seat)
+
+
+def test_a_build_that_does_not_match_the_layout_is_refused_and_not_used() -> None:
+    """The C file writes the layout piece by piece; ``configure`` compares it with
+    ``observation.LAYOUT`` and refuses any difference (a stale build is never run past its
+    buffer), and then ``observation`` uses the Python encoder."""
+    from arena.envs import _obsfast
+
+    good = observation._compiled_settings()
+    layout = good["layout"]
+    assert isinstance(layout, tuple)
+    try:
+        for bad in (
+            layout[1:],  # a piece missing
+            (layout[1], layout[0], *layout[2:]),  # two pieces swapped
+            ((layout[0][0], layout[0][1] + 1), *layout[1:]),  # a piece of another size
+        ):
+            with pytest.raises(ValueError, match="layout"):
+                _obsfast.configure({**good, "layout": bad})
+    finally:
+        _obsfast.configure(good)
+    state = game_states(2, 3)[20]
+    assert_same(state, 1)
+
+
+class LoudInt(int):
+    """An int subclass whose arithmetic differs from its value: not what the rules make."""
+
+    def __mul__(self, other: object) -> float:  # type: ignore[override]
+        return 0.5
+
+    __rmul__ = __mul__  # type: ignore[assignment]
+
+
+def test_int_subclasses_go_to_the_python_encoder() -> None:
+    state = game_states(3, 8)[30]._copy()
+    object.__setattr__(state, "pool", LoudInt(7))
+    assert outcome(encode, state, 0) == outcome(encode_python, state, 0)
+    assert outcome(encode, state, 0)[0] == "ok"

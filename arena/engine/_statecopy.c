@@ -4,7 +4,7 @@
  * whose every slot holds the very object the given state's slot holds (tuples shared), except
  * the legal-action cache slot, which is None.  The Python method stays the definition and is what
  * runs when this module is not built (or ARENA_PURE_PYTHON is set); tests/engine/test_statecopy.py
- * compares the two.  configure(State, "_legal") is called once by state.py: it reads the class's
+ * compares the two.  configure(State, "_legal", State._copy) is called once by state.py: it reads the class's
  * slot offsets from its member table, so no field is named here and a field added to State is
  * copied without a change to this file.
  *
@@ -22,16 +22,15 @@ static PyTypeObject *state_type = NULL;  /* a strong reference once configured *
 static Py_ssize_t offsets[MAX_SLOTS];    /* every object slot but the cache */
 static int n_offsets = 0;
 static Py_ssize_t cache_offset = -1;     /* the legal-action cache, set to None in a copy */
+static PyObject *fallback = NULL;        /* State._copy, for anything but an exact State */
 
 static PyObject *copy(PyObject *module, PyObject *state) {
     if (state_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_statecopy.configure() was not called");
         return NULL;
     }
-    if (Py_TYPE(state) != state_type) {
-        PyErr_Format(PyExc_TypeError, "copy() takes a %s, got %.200s", state_type->tp_name,
-                     Py_TYPE(state)->tp_name);
-        return NULL;
+    if (Py_TYPE(state) != state_type) {  /* a subclass or another object: what the method does */
+        return PyObject_CallOneArg(fallback, state);
     }
     /* tp_alloc zero-fills the slots and tracks the object for the cyclic GC (a collection that
        runs meanwhile sees NULL slots, which it skips). */
@@ -39,7 +38,11 @@ static PyObject *copy(PyObject *module, PyObject *state) {
     if (fresh == NULL) return NULL;
     for (int i = 0; i < n_offsets; i++) {
         PyObject *value = *(PyObject **)((char *)state + offsets[i]);
-        Py_XINCREF(value);  /* an unset slot stays unset, as attribute copying would refuse it */
+        if (value == NULL) {  /* an unset slot: the method says which (AttributeError) */
+            Py_DECREF(fresh);
+            return PyObject_CallOneArg(fallback, state);
+        }
+        Py_INCREF(value);
         *(PyObject **)((char *)fresh + offsets[i]) = value;
     }
     Py_INCREF(Py_None);
@@ -47,11 +50,16 @@ static PyObject *copy(PyObject *module, PyObject *state) {
     return fresh;
 }
 
-/* configure(cls, cache_slot_name) -> number of slots copied. */
+/* configure(cls, cache_slot_name, method) -> number of slots copied; ``method`` (State._copy)
+   copies whatever is not exactly ``cls``. */
 static PyObject *configure(PyObject *module, PyObject *args) {
-    PyObject *cls;
+    PyObject *cls, *method;
     const char *cache_name;
-    if (!PyArg_ParseTuple(args, "O!s", &PyType_Type, &cls, &cache_name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!sO", &PyType_Type, &cls, &cache_name, &method)) return NULL;
+    if (!PyCallable_Check(method)) {
+        PyErr_SetString(PyExc_TypeError, "configure(): the method is not callable");
+        return NULL;
+    }
     PyTypeObject *tp = (PyTypeObject *)cls;
     if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || tp->tp_base != &PyBaseObject_Type
         || tp->tp_dictoffset != 0) {
@@ -82,6 +90,8 @@ static PyObject *configure(PyObject *module, PyObject *args) {
     memcpy(offsets, found, sizeof(Py_ssize_t) * (size_t)n);
     n_offsets = n;
     cache_offset = cache;
+    Py_INCREF(method);
+    Py_XSETREF(fallback, method);
     Py_INCREF(cls);
     Py_XSETREF(state_type, tp);
     return PyLong_FromLong(n);
@@ -89,7 +99,7 @@ static PyObject *configure(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"copy", copy, METH_O, "copy(state) -> State: what State._copy returns (the cache slot None)."},
-    {"configure", configure, METH_VARARGS, "configure(cls, cache_slot_name) -> slots copied."},
+    {"configure", configure, METH_VARARGS, "configure(cls, cache_slot_name, method) -> slots copied."},
     {NULL, NULL, 0, NULL},
 };
 

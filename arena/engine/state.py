@@ -220,7 +220,7 @@ def _compiled_copy() -> Callable[[State], State] | None:
         from . import _statecopy
     except ImportError:
         return None
-    _statecopy.configure(State, "_legal")
+    _statecopy.configure(State, "_legal", State._copy)
     compiled: Callable[[State], State] = _statecopy.copy
     return compiled
 

@@ -5,7 +5,9 @@
  * tests/envs/test_obsfast.py compares them on every state of many games), as a new writable numpy
  * array.  The Python module stays the definition: it hands this module every constant and table
  * it needs through configure() (the layout's sizes and scales, the lifeguard's blocked loungers,
- * the engine's scores function, the State class), so nothing of the rules is written twice here.
+ * the loungers' values, the State class).  One rule is computed here, R27's score (chips / 2,
+ * the value of each secured own lounger, 1 per figure on an unsecured lounger), as the engine's
+ * scoring.scores does; the bit-for-bit test holds the two together.
  *
  * Speed comes from three things: the State's __slots__ are read at their offsets (the member
  * descriptors of the exact State class, found once) instead of through attribute lookup; the
@@ -51,7 +53,6 @@ typedef struct {
     int configured;
     PyTypeObject *state_type;      /* the exact class whose slots are read (a strong reference) */
     Py_ssize_t offset[N_FIELDS];
-    PyObject *scores;              /* engine scores(state) -> tuple of ints */
     PyObject *fallback;            /* observation.encode_python */
     PyObject *empty;               /* numpy.empty */
     PyObject *dtype;               /* numpy float32 dtype */
@@ -61,6 +62,7 @@ typedef struct {
     int loungers, track, faces, n_dice, max_throws, phases, over_phase, obs_size;
     double towel_scale, figure_scale, chip_scale, score_scale, pool_scale;
     unsigned char blocked[MAX_TRACK + 1][MAX_LOUNGERS]; /* by lifeguard position + 1 */
+    long value[MAX_LOUNGERS];      /* R27: what a secured lounger is worth */
     Board board;               /* the board in absolute seats, reused while the state holds
                                   the very same tuples */
     /* The board part of each observing seat's vector, made from board version ``version``. */
@@ -120,9 +122,12 @@ static int ranged_tuple(PyObject *t, Py_ssize_t n, long lo, long hi, long *out) 
     return 0;
 }
 
+/* Floor division by 2, as Python's // (chips are never negative in a game; junk may be). */
+static inline long half_down(long x) { return x >= 0 ? x / 2 : -((1 - x) / 2); }
+
 /* Reads the board of ``state`` (its six tuples are ``keys``) into cfg.board, scores included.
-   Everything is read into a local copy first and stored only when complete: the scores call
-   runs Python code, during which another thread may encode and store a board of its own. */
+   Read into a local copy and stored whole: no Python code runs while it is read (plain ints
+   only), and the old tuples are released only after the new board is in place. */
 static int read_board(PyObject *state, int n, PyObject *const *keys) {
     Board b;
     if (ranged_tuple(keys[0], cfg.loungers, -1, n, b.towel) < 0
@@ -143,11 +148,20 @@ static int read_board(PyObject *state, int n, PyObject *const *keys) {
         }
         b.secured[i] = flag == Py_True;
     }
-    PyObject *result = PyObject_CallOneArg(cfg.scores, state);
-    if (result == NULL) return -1;
-    int bad = int_tuple(result, n, b.pts);
-    Py_DECREF(result);
-    if (bad < 0) return -1;
+    /* R27, as arena.engine.scoring.scores: chips // 2, then per lounger the value of a secured
+       one to its towel's owner, else 1 for a figure to the figure's owner. */
+    for (int k = 0; k < n; k++) b.pts[k] = half_down(b.chips[k]);
+    for (int i = 0; i < cfg.loungers; i++) {
+        if (b.secured[i]) {
+            if (b.towel[i] < 0) {  /* no rule makes this: the Python encoder answers it */
+                PyErr_SetString(PyExc_ValueError, "a secured lounger without a towel");
+                return -1;
+            }
+            b.pts[b.towel[i]] += cfg.value[i];
+        } else if (b.figure[i] >= 0) {
+            b.pts[b.figure[i]] += 1;
+        }
+    }
     for (int j = 0; j < 6; j++) {
         Py_XINCREF(keys[j]);  /* held, so that the identities stay these tuples' own */
         b.keys[j] = keys[j];
@@ -473,6 +487,16 @@ static PyObject *configure(PyObject *module, PyObject *settings) {
         Py_DECREF(ids);
     }
 
+    PyObject *values = obj_item(settings, "values");
+    if (values == NULL) return NULL;
+    if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != c.loungers) {
+        PyErr_SetString(PyExc_ValueError, "configure: values needs one entry per lounger");
+        return NULL;
+    }
+    for (int i = 0; i < c.loungers; i++) {
+        c.value[i] = PyLong_AsLong(PyTuple_GET_ITEM(values, i));
+        if (c.value[i] == -1 && PyErr_Occurred()) return NULL;
+    }
     PyObject *state_type = obj_item(settings, "state_type");
     if (state_type == NULL) return NULL;
     if (!PyType_Check(state_type)) {
@@ -492,9 +516,9 @@ static PyObject *configure(PyObject *module, PyObject *settings) {
         }
         c.offset[f] = member->offset;
     }
-    PyObject *scores = obj_item(settings, "scores"), *fallback = obj_item(settings, "fallback");
+    PyObject *fallback = obj_item(settings, "fallback");
     PyObject *empty = obj_item(settings, "empty"), *dtype = obj_item(settings, "dtype");
-    if (scores == NULL || fallback == NULL || empty == NULL || dtype == NULL) return NULL;
+    if (fallback == NULL || empty == NULL || dtype == NULL) return NULL;
     PyObject *size = PyLong_FromLong(c.obs_size);
     if (size == NULL) return NULL;
     PyObject *phase_type = obj_item(settings, "phase_type");
@@ -511,13 +535,11 @@ static PyObject *configure(PyObject *module, PyObject *settings) {
 
     Py_INCREF(state_type);
     Py_INCREF(phase_type);
-    Py_INCREF(scores);
     Py_INCREF(fallback);
     Py_INCREF(empty);
     Py_INCREF(dtype);
     c.state_type = (PyTypeObject *)state_type;
     c.phase_type = (PyTypeObject *)phase_type;
-    c.scores = scores;
     c.fallback = fallback;
     c.empty = empty;
     c.dtype = dtype;
@@ -532,7 +554,6 @@ static PyObject *configure(PyObject *module, PyObject *settings) {
         Py_XDECREF(old.rules);
         Py_XDECREF((PyObject *)old.state_type);
         Py_XDECREF((PyObject *)old.phase_type);
-        Py_XDECREF(old.scores);
         Py_XDECREF(old.fallback);
         Py_XDECREF(old.empty);
         Py_XDECREF(old.dtype);

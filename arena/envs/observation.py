@@ -23,6 +23,7 @@ import numpy.typing as npt
 from arena.engine import Action, Phase, Rules, State, Termination, from_snapshot, legal_actions, scores
 from arena.engine.board import (
     BLOCKED,
+    LOUNGER_VALUE,
     CHIPS_TOTAL,
     FACES,
     FIGURES_PER_PLAYER,
@@ -334,7 +335,7 @@ def _compiled_settings() -> dict[str, object]:
         "layout": tuple((p.name, p.size) for p in LAYOUT),
         "state_type": State,
         "phase_type": Phase,
-        "scores": scores,
+        "values": LOUNGER_VALUE,
         "fallback": encode_python,
         "empty": np.empty,
         "dtype": _F32,
@@ -350,6 +351,7 @@ ENCODER: Final = "python" if _COMPILED is None else "compiled"
 encode: Final[Callable[[State, int], Observation]] = _COMPILED or encode_python
 
 
+_ROLL_PHASE: Final = int(Phase.ROLL)
 _ROLL_MASKS: dict[int, tuple[tuple[Action, ...], Mask]] = {}
 _MASKS: dict[tuple[Action, ...], Mask] = {}
 
@@ -359,7 +361,7 @@ def mask(state: State) -> Mask:
     decides: at a chance node or once the game is over).  Read-only: masks are shared between
     states with the same legal actions."""
     legal = legal_actions(state)
-    roll = state.phase == Phase.ROLL
+    roll = state.phase == _ROLL_PHASE
     if roll:  # the engine interns the rolling phase's tuples: found by identity
         hit = _ROLL_MASKS.get(id(legal))
         if hit is not None and hit[0] is legal:

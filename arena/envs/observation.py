@@ -23,10 +23,10 @@ import numpy.typing as npt
 from arena.engine import Action, Phase, Rules, State, Termination, from_snapshot, legal_actions, scores
 from arena.engine.board import (
     BLOCKED,
-    LOUNGER_VALUE,
     CHIPS_TOTAL,
     FACES,
     FIGURES_PER_PLAYER,
+    LOUNGER_VALUE,
     MAX_PLAYERS,
     MIN_PLAYERS,
     N_DICE,

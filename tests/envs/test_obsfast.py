@@ -178,7 +178,8 @@ def test_states_with_junk_in_their_slots_get_the_python_encoders_answer(
     """Fuzz: a state whose slots hold anything (a caller can build one with ``State.__new__``)
     gets from the compiled encoder exactly what the Python encoder gives: the same vector, or an
     exception of the same type (the compiled one hands whatever it cannot vouch for to the Python
-    one), and never a crash.  ``OBSFAST_FUZZ=20000 pytest --timeout 0 -k junk`` runs more than the suite's 400."""
+    one), and never a crash.  ``OBSFAST_FUZZ=20000 pytest --timeout 0 -k junk`` runs more than
+    the suite's 400."""
     states = game_states(3, 4_242)
     base = states[start % len(states)]
     state = base._copy()

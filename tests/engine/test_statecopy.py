@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import gc
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from envs.helpers import random_states  # tests/ is on sys.path (its conftest)
 
-from arena.engine import DiceStream, State, apply, apply_throw, legal_actions, new_game
+from arena.engine import State, legal_actions
 from arena.engine import state as state_module
 from arena.engine.variants import SPRINT, STANDARD, Rules
 
@@ -22,17 +22,7 @@ SLOTS = tuple(name for name in State.__slots__ if name != "_legal")
 
 
 def states(players: int, seed: int, rules: Rules = STANDARD) -> list[State]:
-    rng = random.Random(seed)
-    dice = DiceStream(seed)
-    s = new_game(players, rules)
-    out = [s]
-    while not s.is_over:
-        if s.is_chance:
-            s = apply_throw(s, dice.throw(s.turn, s.throw_no + 1, s.dice))
-        else:
-            s = apply(s, rng.choice(legal_actions(s)))
-        out.append(s)
-    return out
+    return random_states(players, seed, rules=rules)
 
 
 def test_the_compiled_copy_is_built_and_used() -> None:

@@ -10,16 +10,18 @@ import sys
 from pathlib import Path
 
 from arena.engine import DiceStream, State, apply, apply_throw, legal_actions, new_game
+from arena.engine.variants import STANDARD, Rules
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = [sys.executable, "-m", "arena.cli.main"]
 
 
-def random_states(players: int, seed: int, limit: int = 100_000) -> list[State]:
-    """Every state of a random game on the dice stream of ``seed``."""
+def random_states(players: int, seed: int, limit: int = 100_000, rules: Rules = STANDARD) -> list[State]:
+    """Every state (decisions, chance nodes and the end) of a random game under ``rules`` on the
+    dice stream of ``seed``."""
     rng = random.Random(seed)
     dice = DiceStream(seed)
-    s = new_game(players)
+    s = new_game(players, rules)
     out = [s]
     while not s.is_over and len(out) < limit:
         if s.is_chance:

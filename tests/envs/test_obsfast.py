@@ -16,27 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.engine import DiceStream, State, apply, apply_throw, legal_actions, new_game
+from arena.engine import State
 from arena.engine.variants import SPRINT, STANDARD, Rules
 from arena.envs import observation
 from arena.envs.observation import encode, encode_python
 
-from .helpers import ROOT
+from .helpers import ROOT, random_states
 
 
 def game_states(players: int, seed: int, rules: Rules = STANDARD) -> list[State]:
     """Every state of a random game (decisions, chance nodes and the end)."""
-    rng = random.Random(seed)
-    dice = DiceStream(seed)
-    s = new_game(players, rules)
-    out = [s]
-    while not s.is_over:
-        if s.is_chance:
-            s = apply_throw(s, dice.throw(s.turn, s.throw_no + 1, s.dice))
-        else:
-            s = apply(s, rng.choice(legal_actions(s)))
-        out.append(s)
-    return out
+    return random_states(players, seed, rules=rules)
 
 
 def assert_same(state: State, seat: int) -> None:

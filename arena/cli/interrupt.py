@@ -65,7 +65,9 @@ def exit_interrupted() -> NoReturn:
     it would only wait for stray threads and collect objects that a second Ctrl-C left half-closed,
     whose finalizers print "Exception ignored" tracebacks.
     """
+    global _redelivery_pending
     signal.signal(signal.SIGINT, _exit_now)
+    _redelivery_pending = False  # this is the interrupt's end: nothing more to deliver or print
     _write_message()
     atexit._run_exitfuncs()
     with contextlib.suppress(OSError, ValueError):

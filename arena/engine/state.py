@@ -7,11 +7,12 @@ unchanged tuples with the old one.  Callers read the fields; they must not assig
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from enum import IntEnum
+from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
+from .accel import load
 from .board import (
     CHIPS_TOTAL,
     DIVING_BOARD,
@@ -211,22 +212,15 @@ class State:
         )
 
 
-def _compiled_copy() -> Callable[[State], State] | None:
-    """``State._copy`` compiled (``_statecopy.c``), or ``None`` when that module is not built or
-    ``ARENA_PURE_PYTHON`` is set (non-empty)."""
-    if os.environ.get("ARENA_PURE_PYTHON"):
-        return None
-    try:
-        from . import _statecopy
-    except ImportError:
-        return None
-    _statecopy.configure(State, "_legal", State._copy)
-    compiled: Callable[[State], State] = _statecopy.copy
+def _configure_copy(module: ModuleType) -> Callable[[State], State]:
+    """The compiled ``State._copy`` (``_statecopy.c``), told this class's slots."""
+    module.configure(State, "_legal", State._copy)
+    compiled: Callable[[State], State] = module.copy
     return compiled
 
 
 #: ``clone(state)`` is ``state._copy()``: the compiled copy when it is built, else the method.
-clone: Final[Callable[[State], State]] = _compiled_copy() or State._copy
+clone: Final[Callable[[State], State]] = load("arena.engine._statecopy", _configure_copy) or State._copy
 
 
 def new_game(players: int, rules: Rules = DEFAULT) -> State:

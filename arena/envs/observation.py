@@ -12,15 +12,16 @@ observation into them.  The table in ``docs/envs.md`` is generated from :data:`L
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable
+from types import ModuleType
 from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from arena.engine import Action, Phase, Rules, State, Termination, from_snapshot, legal_actions, scores
+from arena.engine.accel import load
 from arena.engine.board import (
     BLOCKED,
     CHIPS_TOTAL,
@@ -298,20 +299,10 @@ def encode_python(state: State, seat: int) -> Observation:
     return np.frombuffer(bytearray(data), _F32)
 
 
-def _compiled_encoder() -> Callable[[State, int], Observation] | None:
-    """The compiled encoder configured from this module's tables, or ``None`` when it is not
-    built (no C compiler at install time) or ``ARENA_PURE_PYTHON`` is set (non-empty)."""
-    if os.environ.get("ARENA_PURE_PYTHON"):
-        return None
-    try:
-        from . import _obsfast
-    except ImportError:
-        return None
-    try:
-        _obsfast.configure(_compiled_settings())
-    except (TypeError, ValueError, KeyError):
-        return None  # a build that does not match this module (older or newer): not used
-    compiled: Callable[[State, int], Observation] = _obsfast.encode
+def _configure_encoder(module: ModuleType) -> Callable[[State, int], Observation]:
+    """The compiled encoder (``_obsfast.c``), given this module's tables."""
+    module.configure(_compiled_settings())
+    compiled: Callable[[State, int], Observation] = module.encode
     return compiled
 
 
@@ -342,7 +333,7 @@ def _compiled_settings() -> dict[str, object]:
     }
 
 
-_COMPILED: Final = _compiled_encoder()
+_COMPILED: Final = load("arena.envs._obsfast", _configure_encoder)
 #: Which encoder :func:`encode` is: ``"compiled"`` or ``"python"``.
 ENCODER: Final = "python" if _COMPILED is None else "compiled"
 #: The observation of ``state`` from seat ``seat``'s point of view (see :data:`LAYOUT`): a new

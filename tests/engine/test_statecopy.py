@@ -95,3 +95,18 @@ def test_the_pure_python_engine_passes_the_same_golden_files() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
     assert " passed" in done.stdout
+
+
+def test_accel_load_uses_a_compiled_module_only_when_it_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``arena.engine.accel.load``, the one switch for both compiled parts: not built, refusing
+    its configuration, or ``ARENA_PURE_PYTHON`` set all mean the Python code runs."""
+    from arena.engine import accel
+
+    def refuses(module: object) -> object:
+        raise ValueError("a build older than the Python code")
+
+    assert accel.load("arena.engine._statecopy", lambda m: m.copy) is not None
+    assert accel.load("arena.engine._no_such_module", lambda m: m) is None
+    assert accel.load("arena.engine._statecopy", refuses) is None
+    monkeypatch.setenv(accel.PURE_PYTHON_ENV, "1")
+    assert accel.load("arena.engine._statecopy", lambda m: m.copy) is None

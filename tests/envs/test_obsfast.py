@@ -10,6 +10,7 @@ import random
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -149,9 +150,9 @@ JUNK = st.one_of(
 )
 
 
-def outcome(encoder: object, state: State, seat: int) -> tuple[str, bytes]:
+def outcome(encoder: Callable[[State, int], np.ndarray], state: State, seat: int) -> tuple[str, bytes]:
     try:
-        return "ok", encoder(state, seat).tobytes()  # type: ignore[operator]
+        return "ok", encoder(state, seat).tobytes()
     except Exception as exc:  # the kind of failure is what must agree
         return type(exc).__name__, b""
 

@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Coroutine
 from types import FrameType
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -67,6 +67,7 @@ def exit_interrupted() -> NoReturn:
     """
     global _redelivery_pending
     signal.signal(signal.SIGINT, _exit_now)
+    _mark_interrupting()
     _redelivery_pending = False  # this is the interrupt's end: nothing more to deliver or print
     _write_message()
     atexit._run_exitfuncs()
@@ -90,11 +91,24 @@ def _interrupt_cause(exc: BaseException | None) -> bool:
     return exc is not None and during_interrupt(exc)
 
 
+_LOUD_WHEN_CUT: Final = ("asyncio", "grpc")
+_interrupting = False  # set once a Ctrl-C is being handled
+
+
 def _quiet_interrupts(record: Any) -> bool:
     """A logging filter: drops a record whose exception a Ctrl-C caused (a library logging
     "Exception closing connection" on its way out, e.g. SQLAlchemy's pool, which then re-raises
-    the interrupt)."""
-    return not (record.exc_info and _interrupt_cause(record.exc_info[1]))
+    the interrupt), and, once a Ctrl-C is being handled, what asyncio and gRPC log about tasks
+    the interrupt cut short (gRPC's server shut down while it was still starting logs an
+    ``InvalidStateError`` of its own, and asyncio "Task exception was never retrieved")."""
+    if record.exc_info and _interrupt_cause(record.exc_info[1]):
+        return False
+    return not (_interrupting and str(record.name).split(".", 1)[0] in _LOUD_WHEN_CUT)
+
+
+def _mark_interrupting() -> None:
+    global _interrupting
+    _interrupting = True
 
 
 _REDELIVERY_DELAY = 0.02  # seconds: long enough for the hook to have returned to the main code
@@ -133,6 +147,7 @@ def _unraisable(unraisable: Any) -> None:
     if not _interrupt_cause(unraisable.exc_value):
         _previous_unraisable(unraisable)
         return
+    _mark_interrupting()
     try:
         _redeliver_later()
     except KeyboardInterrupt:
@@ -208,6 +223,7 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         nonlocal interrupted
+        _mark_interrupting()
         if interrupted:
             _exit_with_message(signum, frame)
         if task is None or loop is None or task.done():

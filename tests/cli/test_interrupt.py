@@ -173,3 +173,25 @@ def test_a_ctrl_c_swallowed_by_a_finalizer_still_ends_the_command(tmp_path: Path
     assert "lost" not in done.stdout
     if after != "end-at-once":
         assert done.stdout.strip() == "delivered"
+
+
+def test_once_interrupted_asyncio_and_grpc_complaints_about_cut_tasks_are_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A clean-clone run (2026-12-02) printed gRPC's own ``InvalidStateError`` traceback after a
+    Ctrl-C that cut its server's start short; once a Ctrl-C is being handled, what the asyncio
+    and grpc loggers say is not shown; before it, and from other loggers, everything is."""
+    import logging
+
+    from arena.cli import interrupt
+
+    def record(name: str) -> logging.LogRecord:
+        return logging.LogRecord(name, logging.ERROR, __file__, 1, "invalid state", None, None)
+
+    monkeypatch.setattr(interrupt, "_interrupting", False)
+    assert interrupt._quiet_interrupts(record("asyncio"))
+    assert interrupt._quiet_interrupts(record("grpc._cython.cygrpc"))
+    interrupt._mark_interrupting()
+    assert not interrupt._quiet_interrupts(record("asyncio"))
+    assert not interrupt._quiet_interrupts(record("grpc._cython.cygrpc"))
+    assert interrupt._quiet_interrupts(record("arena.referee"))

@@ -285,7 +285,10 @@ class BotProcess:
         has been read, so that :meth:`evidence` holds its last words."""
         if self.proc is None:
             return
-        if self.probe() is None:
+        if self.proc.returncode is None:
+            # Running: it may be about to exit.  Already gone or a zombie: its exit status is
+            # on its way (the event loop's child watcher reaps it, then tells this loop), and
+            # a crash's report should say how it ended ("killed by SIGKILL"), not "gone".
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), exit_grace)
         probed = self.probe()

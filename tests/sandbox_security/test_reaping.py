@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,6 +198,42 @@ def test_the_guard_reports_the_bots_own_exit(script: str, expected: int, tmp_pat
         return await proc.stop(grace=0.1)
 
     assert asyncio.run(main()) == expected
+
+
+def test_settle_waits_for_the_exit_status_of_a_process_already_gone(tmp_path: Path) -> None:
+    """A CI run once recorded an OOM-killed bot as "the process is gone": the child watcher had
+    reaped it, but the event loop had not yet been told its status when the forfeit was written.
+    :meth:`BotProcess.settle` waits for that status, so the report says how the bot ended."""
+
+    async def main() -> tuple[str, str]:
+        loop = asyncio.get_running_loop()
+        told = loop.call_soon_threadsafe
+
+        def late(callback: Any, *args: Any, **kwargs: Any) -> Any:
+            # what a watcher thread that the machine schedules late does: tell the loop 0.3 s on
+            return told(loop.call_later, 0.3, callback, *args)
+
+        loop.call_soon_threadsafe = late  # type: ignore[method-assign]
+        proc = BotProcess("sh", ["/bin/sh", "-c", "kill -KILL $$"], log_dir=tmp_path)
+        await proc.start("unix:/nonexistent", "at_unused")
+        assert proc.proc is not None and proc.pid is not None
+        deadline = time.monotonic() + 20
+        # the loop blocked on purpose: reaped by the watcher thread (or a zombie), status untold
+        while _state(proc.pid) not in ("?", "Z"):
+            assert time.monotonic() < deadline, _state(proc.pid)
+            time.sleep(0.01)
+        assert proc.proc.returncode is None
+        before = proc.probe()
+        assert before is not None
+        await proc.settle(exit_grace=10.0)
+        after = proc.probe()
+        assert after is not None
+        await proc.stop(grace=0.1)
+        return before[1], after[1]
+
+    before, after = asyncio.run(main())
+    assert before in ("the process is gone", "the process exited"), before
+    assert "SIGKILL" in after, (before, after)
 
 
 def test_a_bot_that_cannot_be_executed_is_a_launch_error(tmp_path: Path) -> None:

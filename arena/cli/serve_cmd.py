@@ -5,9 +5,11 @@ lobby where remote bots connect in over TCP and are matched while online."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -172,12 +174,27 @@ def serve(
         lobby_part = f": {outcome.lobby_played} matches played" + (
             f", {cut} in progress recorded as failed (interrupted)" if cut else ""
         )
+    if outcome.stuck:
+        say(
+            f"arena serve: {', '.join(outcome.stuck)} did not stop in time: ending without waiting "
+            f"(their matches in flight are played again at the next start)"
+        )
     if outcome.signum is not None:  # one line, exit 128 + the signal
         say(f"arena serve: {Stopped(outcome.signum).how()}{lobby_part}")
-        raise typer.Exit(exit_status(outcome.signum))
+        _end(exit_status(outcome.signum), outcome.stuck)
     say(f"arena serve: stopped after {duration:g} s{lobby_part}")
-    if outcome.errors:
-        raise typer.Exit(1)
+    _end(1 if outcome.errors else 0, outcome.stuck)
+
+
+def _end(status: int, stuck: list[str]) -> NoReturn:
+    """Exit with ``status``.  With a service stuck, at once (``os._exit``): the interpreter's own
+    exit would wait for its threads and worker pools for ever.  Its worker processes end with
+    this process (they are sent SIGTERM when their parent dies) and its bots with them."""
+    if stuck:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    raise typer.Exit(status)
 
 
 def _require_sandbox() -> None:

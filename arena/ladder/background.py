@@ -61,6 +61,10 @@ class LadderService:
         if self._thread.is_alive():
             self._thread.join(timeout=60)
 
+    def alive(self) -> bool:
+        """True while the service's thread runs (after stop(): it did not stop within 60 s)."""
+        return self._thread.is_alive()
+
     def _executor(self, tournament_id: int, run: RunFile) -> MatchExecutor:
         if self.ctx.cluster:
             from arena.serve.executors import ClusterMatches

@@ -15,7 +15,10 @@ import contextlib
 import os
 import signal
 import socket
+import sys
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -52,14 +55,35 @@ class ServeOutcome:
     lobby_played: int | None = None
     lobby_cut: int = 0
     errors: list[str] = field(default_factory=list)
+    stuck: list[str] = field(default_factory=list)  # services that did not stop in time
 
 
 SLOW_STOP = 10.0  # seconds: a service that takes longer to stop is named in the log
 
 
+def thread_stacks() -> str:
+    """Where every thread of this process is now (for a log: which call a slow stop waits in)."""
+    frames = sys._current_frames()
+    parts = []
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident) if thread.ident is not None else None
+        if frame is None:
+            continue
+        stack = "".join(traceback.format_stack(frame)[-12:])
+        parts.append(f"thread {thread.name!r}{' (daemon)' if thread.daemon else ''}:\n{stack}")
+    return "\n".join(parts)
+
+
 async def _stop_service(service: BackgroundService, ctx: ServeContext) -> None:
+    """Stop ``service``; one that takes over :data:`SLOW_STOP` seconds is named in the log, with
+    where this process's threads are at that moment (what its stop is waiting for)."""
     started = time.monotonic()
-    await asyncio.to_thread(service.stop)
+    stopping = asyncio.ensure_future(asyncio.to_thread(service.stop))
+    done, _ = await asyncio.wait({stopping}, timeout=SLOW_STOP)
+    if not done:
+        where = thread_stacks()
+        ctx.log(f"{service.name}: still stopping after {SLOW_STOP:.0f} s; the threads are at:\n{where}")
+    await stopping
     took = time.monotonic() - started
     if took > SLOW_STOP:
         ctx.log(f"{service.name}: took {took:.0f} s to stop")
@@ -155,6 +179,7 @@ async def run(
                 outcome.lobby_cut = lobby.interrupted
                 await lobby.close()
         await asyncio.gather(*(_stop_service(s, ctx) for s in started))  # at once: each waits on its own
+        outcome.stuck = [s.name for s in started if s.alive()]
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
     return outcome

@@ -1,10 +1,11 @@
 """Background services that ``arena serve`` starts after the web app and stops before it ends.
 
 A service is anything with ``name``, ``start()`` (returns at once; work goes on in a thread or
-task of its own) and ``stop()`` (asks it to stop and waits until it has: matches in flight are
-abandoned, and picked up again by the next start).  :data:`SERVICES` lists the factories:
-each is called with the :class:`ServeContext` and returns a service, or None when it is not
-wanted in this configuration.  To add one (e.g. a ladder), append its factory here (one line).
+task of its own), ``stop()`` (asks it to stop and waits, for a bounded time, until it has:
+matches in flight are abandoned, and picked up again by the next start) and ``alive()``.
+:data:`SERVICES` lists the factories: each is called with the :class:`ServeContext` and
+returns a service, or None when it is not wanted in this configuration.  To add one (e.g. a
+ladder), append its factory here (one line).
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ class BackgroundService(Protocol):
         ...
 
     def stop(self) -> None:
-        """Stop and wait until stopped (idempotent)."""
+        """Stop and wait until stopped, for a bounded time (idempotent)."""
+        ...
+
+    def alive(self) -> bool:
+        """True while its work goes on; after :meth:`stop`, True when it did not stop in time
+        (then ``arena serve`` ends its process without waiting for it)."""
         ...
 
 

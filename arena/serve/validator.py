@@ -54,6 +54,10 @@ class ValidationService:
         if self._thread.is_alive():
             self._thread.join(timeout=60)
 
+    def alive(self) -> bool:
+        """True while the service's thread runs (after stop(): it did not stop within 60 s)."""
+        return self._thread.is_alive()
+
     def _run(self) -> None:
         try:
             with executor_for(

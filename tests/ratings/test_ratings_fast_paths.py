@@ -234,9 +234,10 @@ def test_a_refit_runs_no_garbage_collection(stored_db: Database) -> None:
     gc.callbacks.append(count)
     try:
         rows = leaderboard(stored_db, system="openskill")
-        # at most the one young-generation pass the first allocation after the pause owes
-        # (the refit's objects are freed by then: it sees only the survivors)
-        assert collections in ([], [0])
+        # at most the one pass the first allocation after the pause owes (the refit's objects
+        # are freed by then: it sees only the survivors).  It is an older generation's when
+        # enough young passes ran before the test (a clean-clone run saw [1]): any one pass.
+        assert len(collections) <= 1, collections
         collections.clear()
         assert gc.isenabled()
         [object() for _ in range(5)]

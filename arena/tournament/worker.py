@@ -149,6 +149,7 @@ def play_task(task: MatchTask) -> MatchResult:
 
 
 _RELEASE_TASK = "arena-release"
+_PLAY_TASK = "arena-play"
 RELEASE_WAIT = 10.0
 """Seconds a closing :class:`WorkerThread` waits for a release in flight to stop its bots."""
 
@@ -187,6 +188,9 @@ class WorkerThread:
 
     async def _play(self, task: MatchTask, log_dir: Path | None, live: LiveTarget | None) -> MatchResult:
         assert self._lock is not None
+        current = asyncio.current_task()
+        if current is not None:
+            current.set_name(_PLAY_TASK)
         async with self._lock:
             self.state.log_dir = log_dir
             return await play_on(self.state, task, live)
@@ -225,17 +229,30 @@ class WorkerThread:
 
     async def _shutdown(self) -> None:
         """Let a release in flight finish stopping its bots (a release is fire-and-forget, and
-        the host often closes right after asking for one), cancel anything else (a match in
-        progress), then stop every bot left and the referee.  No bot process outlives the loop."""
+        the host often closes right after asking for one), cancel a match in progress, then stop
+        every bot left and the referee, and only then cancel what is still pending.  No bot process
+        outlives the loop.
+
+        The order matters twice.  The matches go first and alone: a match cut short while it
+        starts a bot has asyncio kill that process and wait for it, which needs asyncio's own task
+        connecting the process's pipes to finish (cancelled along with everything at once, it never
+        did: the wait never ended, and the worker lived until SIGKILLed).  And gRPC's own tasks are
+        never cancelled under a running server: the referee is stopped first (cancelling them
+        first made the server's stop crash the process with a segmentation fault)."""
         current = asyncio.current_task()
         rest = [t for t in asyncio.all_tasks() if t is not current]
         releases = [t for t in rest if t.get_name() == _RELEASE_TASK]
         if releases:
             await asyncio.wait(releases, timeout=RELEASE_WAIT)
-        for t in rest:
+        plays = [t for t in rest if t.get_name() == _PLAY_TASK]
+        for t in plays:
             t.cancel()
-        await asyncio.gather(*rest, return_exceptions=True)
+        await asyncio.gather(*plays, return_exceptions=True)
         await self.state.close()
+        left = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        for t in left:
+            t.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
 
     def _stop_loop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)

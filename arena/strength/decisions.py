@@ -6,9 +6,11 @@ decision of a stored game, the value of the move played and of the best alternat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from arena.engine import Action, Phase, State, legal_actions
 
-from .search import SearchPolicy, WorthModel
+from .search import Params, SearchPolicy, WorthModel
 
 
 def decision_values(state: State, worth_model: WorthModel | None = None) -> dict[Action, float]:
@@ -22,7 +24,8 @@ def decision_values(state: State, worth_model: WorthModel | None = None) -> dict
       measured **relative to passing this turn**: the expected change the rest of this turn makes
       to the margin if the player takes that decision and then plays the rest of the turn the
       best way the search knows (exact expectimax over the remaining throws with their exact
-      probabilities, R10-R15), valued by the search's evaluation (future-aware worths of the
+      probabilities, R10-R15; risk-neutral: the bot's own risk attitude, ``Params.risk``, is
+      left out so that values stay in points), valued by the search's evaluation (future-aware worths of the
       lounger actions and of chips, :mod:`arena.strength.worth`; the game's last turn by its
       pairwise result).  So values of one state are comparable with each other -- ``max(values)
       - values[played]`` is the expected points the played decision lost -- but not across
@@ -42,7 +45,8 @@ def decision_values(state: State, worth_model: WorthModel | None = None) -> dict
     """
     if state.phase in (Phase.THROW, Phase.OVER):
         return {}
-    policy = SearchPolicy(worth_model=worth_model)
+    # in points: the search's risk attitude (Params.risk) would value leaves by result, not points
+    policy = SearchPolicy(replace(Params.for_players(state.players), risk=0.0), worth_model=worth_model)
     legal = legal_actions(state)
     if state.phase == Phase.SETUP:
         return policy.setup_values(state)

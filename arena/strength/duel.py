@@ -53,7 +53,7 @@ def factory(name: str) -> PolicyFactory:
 
 def params_from_text(text: str) -> Params:
     """Search parameters from ``key=value;...`` overrides (for tuning): ``setup=0,0,3,2,1,0``,
-    ``lam=...``, ``rho=...``, ``chip=0.45``, ``horizon``, ``pace``, ``focus``, ``last_turn_scale``,
+    ``lam=...``, ``rho=...``, ``chip=0.45``, ``horizon``, ``pace``, ``focus``, ``last_turn_scale``, ``risk``,
     ``players=4`` (start from that table size's defaults)."""
     from .search import Params
 

@@ -20,7 +20,7 @@ plus the value of the chips still held.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from arena.engine import Action
 from arena.engine.actions import CHIP, KEEP, STOP
@@ -32,11 +32,16 @@ from .worth import Table, Worths
 
 class Leaves:
     """Leaf values: ``leaf(code, chips)`` = best action worth the result ``code`` reaches with
-    ``chips`` held, plus ``chip_value[chips]`` (memoised)."""
+    ``chips`` held, plus ``chip_value[chips]`` (memoised); with a ``utility``, that function of
+    it (a risk attitude: the planners then maximise the expected utility, not the expected worth;
+    it must be non-decreasing, so every leaf still takes its best action)."""
 
-    def __init__(self, table: Table, chip_value: Sequence[float]) -> None:
+    def __init__(
+        self, table: Table, chip_value: Sequence[float], utility: Callable[[float], float] | None = None
+    ) -> None:
         self.table = table
         self.chip_value = chip_value
+        self.utility = utility
         self._memo: dict[int, float] = {}
 
     @classmethod
@@ -56,6 +61,8 @@ class Leaves:
                 if x > best:
                     best = x
             v = best + self.chip_value[chips]
+            if self.utility is not None:
+                v = self.utility(v)
             self._memo[key] = v
         return v
 
@@ -63,8 +70,10 @@ class Leaves:
 class TurnPlanner(Leaves):
     """Exact expectimax over one turn's rolling decisions (module docstring), memoised."""
 
-    def __init__(self, table: Table, chip_value: Sequence[float]) -> None:
-        super().__init__(table, chip_value)
+    def __init__(
+        self, table: Table, chip_value: Sequence[float], utility: Callable[[float], float] | None = None
+    ) -> None:
+        super().__init__(table, chip_value, utility)
         self._chance: dict[int, float] = {}
 
     @property

@@ -191,6 +191,38 @@ class Potential:
             return 1.0
         return min(1.0, self.rounds_left(state) / self.horizon)
 
+    def estimates(self, state: State) -> list[float]:
+        """Every seat's points with the future folded in, the same view as :meth:`worths` (R27):
+        a secured towel its value, an own plain towel ``lam[v] * v``, a figure its point plus its
+        side of the race (``rho``), the owner of a towel under a figure ``rho[v] * v``, chips
+        their chip value (all potentials faded as in :meth:`worths`)."""
+        fade = self.fade(state)
+        pts = [0.0] * state.players
+        towel, secured, figure = state.towel, state.secured, state.figure
+        for i in range(N_LOUNGERS):
+            owner = towel[i]
+            if owner < 0:
+                continue
+            v = LOUNGER_VALUE[i]
+            fig = figure[i]
+            if secured[i]:
+                pts[owner] += v
+            elif fig < 0:
+                pts[owner] += self.lam[v] * v * fade
+            else:
+                pts[fig] += 1 + self.rho[v] * (v - 2) * fade
+                pts[owner] += self.rho[v] * v * fade
+        for seat in range(state.players):
+            pts[seat] += self.chip_value(state, state.chips[seat])
+        return pts
+
+    def chip_value(self, state: State, chips: int) -> float:
+        """What holding ``chips`` chips is worth (the potential chip value, faded; never below
+        the point per two chips of R27)."""
+        fade = self.fade(state)
+        chip = self.chip * (fade if fade < 1.0 else 1.0)
+        return max(chips * chip, float(chips // 2))
+
     def worths(self, state: State) -> Worths:
         """The future-aware worths of the seat to act's lounger actions."""
         me = state.seat
@@ -218,8 +250,7 @@ class Potential:
             elif fig == me and has_towel:  # CONQUER (R22): value minus the figure's point
                 acts[i] = (v - 1 - rho[v] * (v - 2) + rho[v] * v * w, False)
         five_free = has_towel and any(towel[i] < 0 for i in FIVES)
-        chip = self.chip * (fade if fade < 1.0 else 1.0)
-        chip_value = tuple(max(c * chip, float(c // 2)) for c in range(CHIPS_MAX_HELD + 1))
+        chip_value = tuple(self.chip_value(state, c) for c in range(CHIPS_MAX_HELD + 1))
         return Worths(
             guard=state.guard,
             acts=tuple(acts),

@@ -8,7 +8,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from arena.engine import Action, ActionKind, Phase, State, apply, from_snapshot, new_game, to_snapshot
+from arena.engine import (
+    Action,
+    ActionKind,
+    Phase,
+    State,
+    apply,
+    from_snapshot,
+    new_game,
+    parse_action,
+    to_snapshot,
+)
 from arena.engine.board import LOUNGER_BY_NAME, REGULAR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +40,14 @@ def load_bot_module(name: str) -> ModuleType:
 def lid(name: str) -> int:
     """A lounger's id from its name."""
     return LOUNGER_BY_NAME[name].id
+
+
+def placed(players: int, *names: str) -> State:
+    """A setup in progress: the placements ``names`` in seat order (seat 0 first, R8)."""
+    s = new_game(players)
+    for name in names:
+        s = apply(s, parse_action(f"place {name}"))
+    return s
 
 
 def after_setup(players: int) -> State:

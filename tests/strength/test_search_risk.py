@@ -26,15 +26,7 @@ from arena.strength.decisions import decision_values
 from arena.strength.rolling import TurnPlanner
 from arena.strength.search import Params, RiskAttitude, SearchPolicy
 from arena.strength.worth import Potential, Worths
-from strength.helpers import after_setup, edit, lid
-
-
-def placed(players: int, *names: str) -> State:
-    s = new_game(players)
-    for name in names:
-        s = apply(s, parse_action(f"place {name}"))
-    return s
-
+from strength.helpers import after_setup, edit, lid, placed
 
 # Two players: the search (seat 0) took every 3, the other seat every 4 (as the greedy does),
 # then the green 2s went; the search is to place its next towel (R8).

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from arena.engine import Action, ActionKind, Phase, State, apply, new_game, parse_action
+from arena.engine import Action, ActionKind, Phase, apply, new_game, parse_action
 from arena.strength.search import Params, SearchPolicy
-
-
-def placed(players: int, *names: str) -> State:
-    """A setup in progress: the placements ``names`` in seat order (seat 0 first, R8)."""
-    s = new_game(players)
-    for name in names:
-        s = apply(s, parse_action(f"place {name}"))
-    return s
-
+from strength.helpers import placed
 
 # Four players: seat 0 (the search) took two 3s while the others took six 4s; blue-4a and
 # blue-4b are the last free 4s, every 3 but the two green ones is still free.

@@ -212,16 +212,20 @@ class Potential:
             else:
                 pts[fig] += 1 + self.rho[v] * (v - 2) * fade
                 pts[owner] += self.rho[v] * v * fade
+        values = self.chip_values(state)
         for seat in range(state.players):
-            pts[seat] += self.chip_value(state, state.chips[seat])
+            pts[seat] += values[state.chips[seat]]
         return pts
 
+    def chip_values(self, state: State) -> tuple[float, ...]:
+        """What holding 0..CHIPS_MAX_HELD chips is worth (the potential chip value, faded; never
+        below the point per two chips of R27)."""
+        chip = self.chip * self.fade(state)
+        return tuple(max(c * chip, float(c // 2)) for c in range(CHIPS_MAX_HELD + 1))
+
     def chip_value(self, state: State, chips: int) -> float:
-        """What holding ``chips`` chips is worth (the potential chip value, faded; never below
-        the point per two chips of R27)."""
-        fade = self.fade(state)
-        chip = self.chip * (fade if fade < 1.0 else 1.0)
-        return max(chips * chip, float(chips // 2))
+        """What holding ``chips`` chips is worth (:meth:`chip_values`)."""
+        return self.chip_values(state)[chips]
 
     def worths(self, state: State) -> Worths:
         """The future-aware worths of the seat to act's lounger actions."""
@@ -250,7 +254,7 @@ class Potential:
             elif fig == me and has_towel:  # CONQUER (R22): value minus the figure's point
                 acts[i] = (v - 1 - rho[v] * (v - 2) + rho[v] * v * w, False)
         five_free = has_towel and any(towel[i] < 0 for i in FIVES)
-        chip_value = tuple(self.chip_value(state, c) for c in range(CHIPS_MAX_HELD + 1))
+        chip_value = self.chip_values(state)
         return Worths(
             guard=state.guard,
             acts=tuple(acts),

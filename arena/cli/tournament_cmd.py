@@ -8,16 +8,18 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 
 from arena.engine.chance import SEED_LIMIT
 from arena.engine.variants import rules_label
-from arena.leaderboard import leaderboard, render, store_ratings
+from arena.leaderboard import LeaderRow, leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
 from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database
 from arena.store.lease import LeaseHolder, lease_holder
+from arena.store.retry import retried
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, tournament_state
@@ -171,6 +173,25 @@ def _waiting(tournament_id: int) -> Callable[[LeaseHolder], None]:
     return told
 
 
+def _final_table(db: Database, tournament_id: int) -> tuple[dict[str, int], list[LeaderRow]]:
+    """The match counts and the leaderboard at the end of a run (the ratings stored in the
+    history), read again should the database drop the connection on the way (:func:`retried`);
+    a database still failing after that is a clear error, not a traceback: the results are
+    stored, only the table was not shown."""
+    try:
+        counts = retried(lambda: status_counts(db, tournament_id))
+        rows = retried(lambda: leaderboard(db, tournament_id=tournament_id, system="pl"))
+        retried(lambda: store_ratings(db, rows, "pl", f"tournament:{tournament_id}"))
+    except SQLAlchemyError as exc:
+        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
+        raise fail(
+            f"tournament {tournament_id}: its matches are stored, but reading its leaderboard from the "
+            f"database failed: {lines[0]}. When the database is reachable again, 'arena tournament "
+            f"resume {tournament_id}' prints the table (and plays anything left)."
+        ) from None
+    return counts, rows
+
+
 def _run(
     db: Database,
     tournament_id: int,
@@ -216,9 +237,7 @@ def _run(
         raise fail(_stopped_message(db, tournament_id, stop), exit_status(stop.signum)) from None
     except KeyboardInterrupt:  # a Ctrl-C with no StopSignals in charge (it restores on exit)
         raise fail(f"interrupted; resume with 'arena tournament resume {tournament_id}'", 130) from None
-    counts = status_counts(db, tournament_id)
-    rows = leaderboard(db, tournament_id=tournament_id, system="pl")
-    store_ratings(db, rows, "pl", f"tournament:{tournament_id}")
+    counts, rows = _final_table(db, tournament_id)
     make_console().print(render(rows, "pl", f"Tournament {tournament_id}: {t.name}"))
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     typer.echo(f"matches: {summary}. Replays: 'arena replays list --tournament {tournament_id}'.", err=True)

@@ -418,6 +418,46 @@ def test_database_connection_drops(
     print(f"\n[pg] {killed} backends terminated; first run exit {first}")
 
 
+def test_a_read_whose_connection_drops_mid_statement_is_read_again(postgres_url: str) -> None:
+    """A connection PostgreSQL terminates *during* a statement (pre-ping cannot see that coming)
+    fails the statement; :func:`arena.store.retry.retried` runs the read again on a fresh
+    connection.  This is what let a finished tournament end in a traceback instead of its table
+    (seen once in a clean-clone run of ``test_database_connection_drops``)."""
+    import threading
+
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    from arena.store.retry import retried
+
+    db = Database(postgres_url)
+    terminate = terminator(postgres_url)
+    calls: list[str] = []
+
+    def read() -> int:
+        with db.session() as session:
+            if not calls:  # the first attempt is still running when its backend is terminated
+                calls.append("slow")
+                killer = threading.Timer(0.5, terminate)
+                killer.start()
+                try:
+                    session.exec(text("SELECT pg_sleep(10)"))  # type: ignore[call-overload]
+                finally:
+                    killer.join()
+            calls.append("read")
+            return len(session.exec(select(Match)).all())
+
+    try:
+        with pytest.raises(OperationalError):  # without the retry, the read fails
+            calls.clear()
+            read()
+        calls.clear()
+        assert retried(read, pause=0.1) == 0
+        assert calls == ["slow", "read"]  # the first attempt failed, the second read the table
+    finally:
+        db.close()
+
+
 def test_pool_pre_ping_reconnects(postgres_url: str) -> None:
     """The coordinator's database handle survives a connection the server dropped while it sat
     idle in the pool: the next session reconnects instead of failing."""

@@ -112,7 +112,11 @@ def test_ladder_live_match_and_charts(browser: Any, running: Running) -> None:
     assert int(page.locator("#viewer").get_attribute("data-live-steps") or 0) >= first + 20
     arrival = statistics.median(live["latencies"])
     print(f"live: {live['received']} steps, median {arrival * 1000:.1f} ms from the referee to the page")
-    assert arrival < 1.0  # generous: the benchmark measures it (benchmarks/ladder.py)
+    # How fast moves arrive is a figure for the benchmark (benchmarks/ladder.py), not for a timed
+    # test: a loaded clean-clone run saw a median of 1.46 s where an idle machine gives tens of
+    # milliseconds.  That they are live (sent as played, not from the replay at the end) is
+    # tests/live/test_live.py's; here: they arrive, in order, while we watch.
+    assert arrival < 10.0
     page.wait_for_function("window.poolViewer.live.state === 'ended'", timeout=120_000)
     page.locator("#live-replay").click()
     page.wait_for_url("**/matches/*")

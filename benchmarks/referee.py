@@ -10,7 +10,11 @@ Usage: .venv/bin/python benchmarks/referee.py [--quick] [--round-trips N] [--mat
 (d) the per-decision path piece by piece (a separate pass, each piece timed where it runs):
     on the referee, legal actions to text, state to protobuf, events to protobuf, the legality
     check of the answer, the clock and the record; on the bot (the SDK), decoding the request,
-    the state from protobuf and parsing the legal actions.
+    the state from protobuf and parsing the legal actions;
+(e) where one round trip of (b) goes, as a timeline across the processes (``time.monotonic`` is
+    one clock for every process on the host): the referee builds the request and queues it, the
+    stream's task picks it up, gRPC carries it to the bot, the bot's SDK reads it and answers,
+    gRPC carries the answer back, and the match's task picks it up (p50 of each leg).
 Prints the ratio (b)/(a) at p50 for each of ``--runs`` interleaved runs (a then b), and their
 spread.  ``--quick``: 1500 round trips, 3 runs, 3 matches.
 """
@@ -186,6 +190,120 @@ async def breakdown(n: int) -> tuple[dict[str, float], int]:
     return out, len(times)
 
 
+async def timeline(n: int) -> dict[str, float]:
+    """(e): microseconds (p50) of each leg of the round trip, and of the whole, over ``n``
+    decisions of trivial bots (benchmarks/trace_bot.py notes the bot's side)."""
+    import glob
+    import os
+    import shutil
+    import tempfile
+
+    from arena.referee import grpc_channel, match, seatlink
+
+    marks: dict[tuple[int, int], dict[str, float]] = {}
+    current = [0]
+
+    def mark(rid: int, what: str) -> None:
+        marks.setdefault((current[0], rid), {})[what] = time.monotonic()
+
+    class StampedOutbox(asyncio.Queue):  # type: ignore[type-arg]
+        async def get(self):  # type: ignore[no-untyped-def]
+            message = await super().get()
+            if message is not None and message.WhichOneof("message") == "request":
+                mark(message.request.request_id, "picked")
+            return message
+
+    saved = (
+        seatlink.SeatLink.request_sent,
+        seatlink.SeatLink.deliver,
+        match.Match.__dict__["_next"],  # the staticmethod itself, to put back as it was
+        grpc_channel.GrpcSeatChannel.__init__,
+    )
+    sent_fn, deliver_fn, init_fn = saved[0], saved[1], saved[3]
+    next_fn = match.Match._next
+
+    def request_sent(self, request):  # type: ignore[no-untyped-def]
+        mark(request.request_id, "sent")
+        sent_fn(self, request)
+        mark(request.request_id, "queued")
+
+    def deliver(self, item):  # type: ignore[no-untyped-def]
+        rid = getattr(getattr(item, "message", item), "request_id", None)
+        if rid is not None:
+            mark(rid, "arrived")
+        deliver_fn(self, item)
+
+    async def next_item(link, sent, wall):  # type: ignore[no-untyped-def]
+        item = await next_fn(link, sent, wall)
+        rid = getattr(getattr(item, "message", None), "request_id", None)
+        if rid is not None:
+            mark(rid, "taken")
+        return item
+
+    def init(self):  # type: ignore[no-untyped-def]
+        init_fn(self)
+        self.outbox = StampedOutbox()
+
+    seatlink.SeatLink.request_sent = request_sent  # type: ignore[method-assign]
+    seatlink.SeatLink.deliver = deliver  # type: ignore[method-assign]
+    match.Match._next = staticmethod(next_item)  # type: ignore[method-assign]
+    grpc_channel.GrpcSeatChannel.__init__ = init  # type: ignore[method-assign]
+    out = tempfile.mkdtemp(prefix="arena-trace-")
+    os.environ["ARENA_TRACE_OUT"] = f"{out}/bot"
+    seeds: dict[str, int] = {}
+    try:
+        server = RefereeServer()
+        address = await server.start("127.0.0.1:0")
+        command = launch_command(HERE / "trace_bot.py")
+        sessions = [server.session(f"trace-{k}", persistent=True) for k in range(2)]
+        procs = [BotProcess(s.name, command) for s in sessions]
+        for p, s in zip(procs, sessions, strict=True):
+            await p.start(address, s.token)
+        seed = 0
+        while sum(1 for k in marks if k[0] < seed) < n:
+            current[0] = seed
+            result = await server.play(sessions, seed, TimeControl(unlimited=True))
+            seeds[result.match_id] = seed
+            seed += 1
+        for s in sessions:
+            server.revoke(s)
+        for p in procs:
+            await p.stop()
+        await server.stop()
+    finally:
+        (
+            seatlink.SeatLink.request_sent,
+            seatlink.SeatLink.deliver,
+            match.Match._next,
+            grpc_channel.GrpcSeatChannel.__init__,
+        ) = saved  # type: ignore[method-assign]
+        del os.environ["ARENA_TRACE_OUT"]
+    bot: dict[tuple[int, int], tuple[float, float]] = {}
+    for path in glob.glob(f"{out}/bot.*"):
+        for match_id, rid, t_in, t_out in json.loads(Path(path).read_text()):
+            if match_id in seeds:
+                bot[(seeds[match_id], rid)] = (t_in, t_out)
+    legs = {
+        "referee: request to protobuf, queued": ("sent", "queued"),
+        "referee: the stream's task picks it up": ("queued", "picked"),
+        "gRPC to the bot, SDK reads it": ("picked", "bot_in"),
+        "bot: SDK decodes, chooses, encodes": ("bot_in", "bot_out"),
+        "gRPC to the referee, stream's task reads it": ("bot_out", "arrived"),
+        "referee: the match's task takes it": ("arrived", "taken"),
+        "whole round trip": ("sent", "taken"),
+    }
+    spans: dict[str, list[float]] = {label: [] for label in legs}
+    needed = {"sent", "queued", "picked", "arrived", "taken"}
+    keys = sorted(k for k in marks if k in bot and needed <= set(marks[k]))
+    for key in keys[len(keys) // 10 :]:  # drop the warm-up
+        t = dict(marks[key])
+        t["bot_in"], t["bot_out"] = bot[key]
+        for label, (a, b) in legs.items():
+            spans[label].append(t[b] - t[a])
+    shutil.rmtree(out, ignore_errors=True)
+    return {label: statistics.median(v) * 1e6 for label, v in spans.items() if v}
+
+
 async def greedy_matches(count: int) -> tuple[int, float]:
     server = RefereeServer()
     address = await server.start("127.0.0.1:0")
@@ -247,6 +365,10 @@ async def main() -> None:
     pieces, _ = await breakdown(min(args.round_trips, 2000))
     print("(d) the per-decision path, microseconds per decision (timed separately, timers included):")
     for label, us in pieces.items():
+        print(f"      {label:50s} {us:7.1f}")
+    legs = await timeline(min(args.round_trips, 3000))
+    print("(e) one round trip of (b), leg by leg across the processes (p50, microseconds):")
+    for label, us in legs.items():
         print(f"      {label:50s} {us:7.1f}")
     count, elapsed = await greedy_matches(args.matches)
     print(

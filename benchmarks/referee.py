@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -89,25 +90,36 @@ async def raw_ping_pong(n: int) -> list[float]:
     return list(json.loads(out))[n // 10 :]  # drop the warm-up
 
 
-async def referee_round_trips(n: int) -> list[float]:
+async def two_bots(script: str) -> tuple[RefereeServer, list[Any], list[BotProcess]]:
+    """A referee and two kept-running SDK bots (``benchmarks/<script>``) connected to it."""
     server = RefereeServer()
     address = await server.start("127.0.0.1:0")
-    command = launch_command(HERE / "trivial_bot.py")
-    sessions = [server.session(f"trivial-{k}", persistent=True) for k in range(2)]
+    command = launch_command(HERE / script)
+    sessions = [server.session(f"{Path(script).stem}-{k}", persistent=True) for k in range(2)]
     procs = [BotProcess(s.name, command) for s in sessions]
     for p, s in zip(procs, sessions, strict=True):
         await p.start(address, s.token)
+    return server, sessions, procs
+
+
+async def close(server: RefereeServer, sessions: list[Any], procs: list[BotProcess]) -> None:
+    """Let the bots go and stop the referee."""
+    for s in sessions:
+        server.revoke(s)
+    for p in procs:
+        await p.stop()
+    await server.stop()
+
+
+async def referee_round_trips(n: int) -> list[float]:
+    server, sessions, procs = await two_bots("trivial_bot.py")
     times: list[float] = []
     seed = 0
     while len(times) < n:
         result = await server.play(sessions, seed, TimeControl(unlimited=True))
         times += [json.loads(line)["ms"] / 1000 for line in result.replay.splitlines() if '"ms"' in line]
         seed += 1
-    for s in sessions:
-        server.revoke(s)
-    for p in procs:
-        await p.stop()
-    await server.stop()
+    await close(server, sessions, procs)
     return times[len(times) // 10 :]
 
 
@@ -252,24 +264,14 @@ async def timeline(n: int) -> dict[str, float]:
     os.environ["ARENA_TRACE_OUT"] = f"{out}/bot"
     seeds: dict[str, int] = {}
     try:
-        server = RefereeServer()
-        address = await server.start("127.0.0.1:0")
-        command = launch_command(HERE / "trace_bot.py")
-        sessions = [server.session(f"trace-{k}", persistent=True) for k in range(2)]
-        procs = [BotProcess(s.name, command) for s in sessions]
-        for p, s in zip(procs, sessions, strict=True):
-            await p.start(address, s.token)
+        server, sessions, procs = await two_bots("trace_bot.py")
         seed = 0
         while sum(1 for k in marks if k[0] < seed) < n:
             current[0] = seed
             result = await server.play(sessions, seed, TimeControl(unlimited=True))
             seeds[result.match_id] = seed
             seed += 1
-        for s in sessions:
-            server.revoke(s)
-        for p in procs:
-            await p.stop()
-        await server.stop()
+        await close(server, sessions, procs)
     finally:
         (
             seatlink.SeatLink.request_sent,

@@ -19,7 +19,7 @@ from arena.sandbox import SandboxLimits
 from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database
 from arena.store.lease import LeaseHolder, lease_holder
-from arena.store.retry import retried
+from arena.store.retry import failure_line, retried
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, tournament_state
@@ -183,10 +183,9 @@ def _final_table(db: Database, tournament_id: int) -> tuple[dict[str, int], list
         rows = retried(lambda: leaderboard(db, tournament_id=tournament_id, system="pl"))
         retried(lambda: store_ratings(db, rows, "pl", f"tournament:{tournament_id}"))
     except SQLAlchemyError as exc:
-        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
         raise fail(
             f"tournament {tournament_id}: its matches are stored, but reading its leaderboard from the "
-            f"database failed: {lines[0]}. When the database is reachable again, 'arena tournament "
+            f"database failed: {failure_line(exc)}. When the database is reachable again, 'arena tournament "
             f"resume {tournament_id}' prints the table (and plays anything left)."
         ) from None
     return counts, rows

@@ -26,6 +26,12 @@ def transient(exc: BaseException) -> bool:
     return isinstance(exc, OperationalError) or (isinstance(exc, DBAPIError) and exc.connection_invalidated)
 
 
+def failure_line(exc: BaseException) -> str:
+    """The first line of what the database (its driver) said, for an error message."""
+    lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def retried(operation: Callable[[], T], *, attempts: int = 3, pause: float = 0.5) -> T:
     """``operation()``, called again (after ``pause`` seconds) when it fails :func:`transient`ly,
     ``attempts`` calls in all.  Only for operations that are safe to repeat.  The last failure,

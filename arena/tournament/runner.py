@@ -37,6 +37,7 @@ from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import require_bwrap
 from arena.store.db import Database, StoreError, arena_home
 from arena.store.lease import LeaseHolder, coordinator_lease
+from arena.store.retry import failure_line
 from arena.store.tournaments import (
     MatchTask,
     finish_tournament,
@@ -423,9 +424,8 @@ def database_failures(tournament_id: int) -> Iterator[None]:
     try:
         yield
     except SQLAlchemyError as exc:
-        lines = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
         raise TournamentError(
-            f"the database failed during tournament {tournament_id}: {lines[0]}. "
+            f"the database failed during tournament {tournament_id}: {failure_line(exc)}. "
             f"Nothing partial was recorded (each match is written in one transaction); when the "
             f"database is reachable and has space again, run 'arena tournament resume {tournament_id}'."
         ) from exc

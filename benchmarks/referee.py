@@ -142,8 +142,14 @@ class Pieces:
                 self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - t
                 self.calls[label] = self.calls.get(label, 0) + 1
 
-        self.saved.append((owner, attr, fn))
-        setattr(owner, attr, timed)
+        self.replace(owner, attr, timed)
+
+    def replace(self, owner: object, attr: str, new: object) -> None:
+        """Set ``owner.attr`` to ``new`` until :meth:`restore` (a class's own attribute is kept
+        as it is stored, so a staticmethod goes back as one)."""
+        own = vars(owner) if isinstance(owner, type) else {}
+        self.saved.append((owner, attr, own[attr] if attr in own else getattr(owner, attr)))
+        setattr(owner, attr, new)
 
     def restore(self) -> None:
         for owner, attr, fn in reversed(self.saved):
@@ -211,6 +217,8 @@ async def timeline(n: int) -> dict[str, float]:
     import tempfile
 
     from arena.referee import grpc_channel, match, seatlink
+    from arena.referee.channel import Inbound, Request
+    from arena.referee.seatlink import Queued
 
     marks: dict[tuple[int, int], dict[str, float]] = {}
     current = [0]
@@ -218,48 +226,43 @@ async def timeline(n: int) -> dict[str, float]:
     def mark(rid: int, what: str) -> None:
         marks.setdefault((current[0], rid), {})[what] = time.monotonic()
 
-    class StampedOutbox(asyncio.Queue):  # type: ignore[type-arg]
-        async def get(self):  # type: ignore[no-untyped-def]
+    class StampedOutbox(asyncio.Queue[pb.RefereeMessage | None]):
+        async def get(self) -> pb.RefereeMessage | None:
             message = await super().get()
             if message is not None and message.WhichOneof("message") == "request":
                 mark(message.request.request_id, "picked")
             return message
 
-    saved = (
-        seatlink.SeatLink.request_sent,
-        seatlink.SeatLink.deliver,
-        match.Match.__dict__["_next"],  # the staticmethod itself, to put back as it was
-        grpc_channel.GrpcSeatChannel.__init__,
-    )
-    sent_fn, deliver_fn, init_fn = saved[0], saved[1], saved[3]
-    next_fn = match.Match._next
+    sent_fn, deliver_fn = seatlink.SeatLink.request_sent, seatlink.SeatLink.deliver
+    next_fn, init_fn = match.Match._next, grpc_channel.GrpcSeatChannel.__init__
 
-    def request_sent(self, request):  # type: ignore[no-untyped-def]
+    def request_sent(self: seatlink.SeatLink, request: Request) -> None:
         mark(request.request_id, "sent")
         sent_fn(self, request)
         mark(request.request_id, "queued")
 
-    def deliver(self, item):  # type: ignore[no-untyped-def]
+    def deliver(self: seatlink.SeatLink, item: Inbound) -> None:
         rid = getattr(getattr(item, "message", item), "request_id", None)
         if rid is not None:
             mark(rid, "arrived")
         deliver_fn(self, item)
 
-    async def next_item(link, sent, wall):  # type: ignore[no-untyped-def]
+    async def next_item(link: seatlink.SeatLink, sent: float, wall: float | None) -> Queued | None:
         item = await next_fn(link, sent, wall)
         rid = getattr(getattr(item, "message", None), "request_id", None)
         if rid is not None:
             mark(rid, "taken")
         return item
 
-    def init(self):  # type: ignore[no-untyped-def]
+    def init(self: grpc_channel.GrpcSeatChannel) -> None:
         init_fn(self)
         self.outbox = StampedOutbox()
 
-    seatlink.SeatLink.request_sent = request_sent  # type: ignore[method-assign]
-    seatlink.SeatLink.deliver = deliver  # type: ignore[method-assign]
-    match.Match._next = staticmethod(next_item)  # type: ignore[method-assign]
-    grpc_channel.GrpcSeatChannel.__init__ = init  # type: ignore[method-assign]
+    patches = Pieces()
+    patches.replace(seatlink.SeatLink, "request_sent", request_sent)
+    patches.replace(seatlink.SeatLink, "deliver", deliver)
+    patches.replace(match.Match, "_next", staticmethod(next_item))
+    patches.replace(grpc_channel.GrpcSeatChannel, "__init__", init)
     out = tempfile.mkdtemp(prefix="arena-trace-")
     os.environ["ARENA_TRACE_OUT"] = f"{out}/bot"
     seeds: dict[str, int] = {}
@@ -273,12 +276,7 @@ async def timeline(n: int) -> dict[str, float]:
             seed += 1
         await close(server, sessions, procs)
     finally:
-        (
-            seatlink.SeatLink.request_sent,
-            seatlink.SeatLink.deliver,
-            match.Match._next,
-            grpc_channel.GrpcSeatChannel.__init__,
-        ) = saved  # type: ignore[method-assign]
+        patches.restore()
         del os.environ["ARENA_TRACE_OUT"]
     bot: dict[tuple[int, int], tuple[float, float]] = {}
     for path in glob.glob(f"{out}/bot.*"):

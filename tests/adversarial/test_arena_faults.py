@@ -425,7 +425,6 @@ def test_a_read_whose_connection_drops_mid_statement_is_read_again(postgres_url:
     (seen once in a clean-clone run of ``test_database_connection_drops``)."""
     import threading
 
-    from sqlalchemy import text
     from sqlalchemy.exc import OperationalError
 
     from arena.store.retry import retried
@@ -441,7 +440,7 @@ def test_a_read_whose_connection_drops_mid_statement_is_read_again(postgres_url:
                 killer = threading.Timer(0.5, terminate)
                 killer.start()
                 try:
-                    session.exec(text("SELECT pg_sleep(10)"))  # type: ignore[call-overload]
+                    session.connection().exec_driver_sql("SELECT pg_sleep(10)")
                 finally:
                     killer.join()
             calls.append("read")

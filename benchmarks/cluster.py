@@ -4,8 +4,9 @@ Usage: .venv/bin/python benchmarks/cluster.py [--quick] [--games N] [--absorb N]
 
 (a) matches per second of a 4-bot round robin at 4-player tables (greedy bots kept running
     across matches, unsandboxed as in benchmarks/tournament.py) on a local Dask cluster of 1 and
-    of 2 worker processes (one match at a time each), and the same on the local runner (--jobs 2)
-    for comparison.  "steady" excludes the start of the workers and bots (first to last result).
+    of 2 worker processes (one match at a time each; pinned to a core each, the default, and
+    unpinned), and the same on the local runner (--jobs 2) for comparison.  "steady" excludes
+    the start of the workers and bots (first to last result).
     Each run also prints the CPU seconds per match of everything it started (workers, bots:
     counted once reaped) and of this process (coordinator and scheduler), and the cores busy
     (CPU / wall): one worker plays one match at a time, a ping-pong between the referee and one
@@ -85,7 +86,8 @@ def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float,
     from arena.tournament.runner import Progress, run_tournament
     from arena.tournament.task import pack_replay
 
-    kind, n = where.split(":")
+    kind, n, *rest = where.split(":")
+    pin = False if rest == ["unpinned"] else None
     with fresh_home():
         db = Database()
         tid = make_tournament(db, games)
@@ -98,14 +100,14 @@ def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float,
 
         used = cpu()
         if kind == "cluster":
-            with local_cluster(int(n)) as client:
+            with local_cluster(int(n), pin) as client:
                 client.wait_for_workers(int(n))
                 start = time.perf_counter()  # cluster up; workers start bots on their first match
                 run_tournament_on_cluster(db, tid, client, progress=progress)
                 total = time.perf_counter() - start
         else:
             start = time.perf_counter()
-            run_tournament(db, tid, jobs=int(n), progress=progress)
+            run_tournament(db, tid, jobs=int(n), progress=progress, pin=pin)
             total = time.perf_counter() - start
         used = cpu() - used
         db.close()
@@ -236,19 +238,25 @@ def matches_and_coordinator(args: argparse.Namespace, results: list[Any]) -> Non
     """Parts (a) and (b)."""
     print(f"(a) matches/s, 4-player greedy tables, {4 * args.games} matches per run", flush=True)
     rates, busy = {}, {}
-    for where in ("cluster:1", "cluster:2", "local:2"):
+    for where in ("cluster:1", "cluster:2", "cluster:2:unpinned", "local:2"):
         n, total, steady, used = run_matches(where, args.games, results)
         rates[where] = (n - 1) / steady
         busy[where] = used / total
-        label = {"cluster:1": "Dask, 1 worker ", "cluster:2": "Dask, 2 workers", "local:2": "local --jobs 2 "}
+        label = {
+            "cluster:1": "Dask, 1 worker ",
+            "cluster:2": "Dask, 2 workers",
+            "cluster:2:unpinned": "Dask, 2 workers, unpinned",
+            "local:2": "local --jobs 2 ",
+        }
         print(
             f"    {label[where]}: {n} matches in {total:6.2f}s = {n / total:5.2f}/s overall, "
             f"{(n - 1) / steady:5.2f}/s steady; CPU {used / n * 1000:.0f} ms per match, "
             f"cores busy {used / total:.2f}",
             flush=True,
         )
-    print(f"    speed-up 2 vs 1 Dask workers (steady): {rates['cluster:2'] / rates['cluster:1']:.2f}x; bound "
-          f"on 2 idle cores 2 / {busy['cluster:1']:.2f} = {2 / busy['cluster:1']:.2f}x")  # fmt: skip
+    print(f"    speed-up 2 vs 1 Dask workers (steady): {rates['cluster:2'] / rates['cluster:1']:.2f}x pinned "
+          f"(the default), {rates['cluster:2:unpinned'] / rates['cluster:1']:.2f}x unpinned; cores busy "
+          f"with 1 worker {busy['cluster:1']:.2f} (2 / that = {2 / busy['cluster:1']:.2f}x)")  # fmt: skip
     sizes = [len(r.replay.encode()) for r in results]
     packed = [len(zlib.compress(r.replay.encode(), 6)) for r in results]
     pickled = [len(pickle.dumps(r)) for r in results]

@@ -52,6 +52,15 @@ SeedOpt = Annotated[
 MoveOpt = Annotated[float, typer.Option(min=0.001, help="seconds per decision")]
 BankOpt = Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")]
 JobsOpt = Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")]
+PinOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--pin/--no-pin",
+        help="keep each worker on this machine and its bots on a core of their own (default: on when "
+        "2 <= --jobs (or --local-cluster) <= cores, unless ARENA_PIN_WORKERS=0)",
+        show_default=False,
+    ),
+]
 ClusterOpt = Annotated[
     str | None,
     typer.Option(
@@ -142,7 +151,13 @@ def _create(
     return t.id
 
 
-def _where(jobs: int | None, cluster: str | None, local_cluster: int | None) -> None:
+def _where(jobs: int | None, cluster: str | None, local_cluster: int | None, pin: bool | None = None) -> None:
+    if pin is not None and cluster:
+        flag = "--pin" if pin else "--no-pin"
+        raise typer.BadParameter(
+            "pinning is for workers on this machine (--jobs, --local-cluster), not a remote cluster's",
+            param_hint=flag,
+        )
     given = [
         name
         for name, v in (("--jobs", jobs), ("--cluster", cluster), ("--local-cluster", local_cluster))
@@ -198,6 +213,7 @@ def _run(
     cluster: str | None = None,
     local_cluster: int | None = None,
     wait: bool = False,
+    pin: bool | None = None,
 ) -> None:
     t = get_tournament(db, tournament_id)
     on_wait = _waiting(tournament_id)
@@ -219,7 +235,7 @@ def _run(
                     )
                 else:
                     assert local_cluster is not None
-                    with start_local(local_cluster) as client:
+                    with start_local(local_cluster, pin) as client:
                         run_tournament_on_cluster(
                             db, tournament_id, client, progress=display, wait=wait, on_wait=on_wait
                         )
@@ -231,6 +247,7 @@ def _run(
                     progress=display,
                     wait=wait,
                     on_wait=on_wait,
+                    pin=pin,
                 )
     except Stopped as stop:
         raise fail(_stopped_message(db, tournament_id, stop), exit_status(stop.signum)) from None
@@ -252,6 +269,7 @@ def run(
     move_time: MoveOpt = 1.0,
     bank: BankOpt = 10.0,
     jobs: JobsOpt = None,
+    pin: PinOpt = None,
     cluster: ClusterOpt = None,
     local_cluster: LocalClusterOpt = None,
     candidate: CandOpt = None,
@@ -266,7 +284,7 @@ def run(
     seeding: SeedingOpt = "order",
 ) -> None:
     """Create a tournament and run it to the end, then print its leaderboard."""
-    _where(jobs, cluster, local_cluster)
+    _where(jobs, cluster, local_cluster, pin)
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)
@@ -274,7 +292,7 @@ def run(
             db, bots, fmt, tables, games, seed, move_time, bank, candidate, name, sandbox, cpu_time, rules,
             rounds, seeding,
         )  # fmt: skip
-        _run(db, tid, jobs, cluster, local_cluster)
+        _run(db, tid, jobs, cluster, local_cluster, pin=pin)
 
 
 @app.command("create")
@@ -313,28 +331,30 @@ def create_(
 def start(
     tournament_id: Annotated[int, typer.Argument(help="tournament id")],
     jobs: JobsOpt = None,
+    pin: PinOpt = None,
     cluster: ClusterOpt = None,
     local_cluster: LocalClusterOpt = None,
     wait: WaitOpt = False,
 ) -> None:
     """Run a created tournament's queued matches."""
-    _where(jobs, cluster, local_cluster)
+    _where(jobs, cluster, local_cluster, pin)
     with database() as db:
-        _run(db, tournament_id, jobs, cluster, local_cluster, wait)
+        _run(db, tournament_id, jobs, cluster, local_cluster, wait, pin)
 
 
 @app.command("resume")
 def resume(
     tournament_id: Annotated[int, typer.Argument(help="tournament id")],
     jobs: JobsOpt = None,
+    pin: PinOpt = None,
     cluster: ClusterOpt = None,
     local_cluster: LocalClusterOpt = None,
     wait: WaitOpt = False,
 ) -> None:
     """Finish an interrupted tournament: unfinished matches are played, finished ones kept."""
-    _where(jobs, cluster, local_cluster)
+    _where(jobs, cluster, local_cluster, pin)
     with database() as db:
-        _run(db, tournament_id, jobs, cluster, local_cluster, wait)
+        _run(db, tournament_id, jobs, cluster, local_cluster, wait, pin)
 
 
 @app.command("list")

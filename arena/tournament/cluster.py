@@ -58,6 +58,7 @@ from arena.store.lease import LeaseHolder, coordinator_lease
 from arena.store.models import BotVersion
 from arena.store.tournaments import MatchTask, field_versions, get_tournament, tournament_sandbox
 
+from . import affinity
 from .runfile import reap_dead_run, run_path
 from .runner import Outcome, ProgressFn, Requeue, TournamentError, coordinate, open_run
 from .worker import WorkerThread
@@ -584,9 +585,10 @@ def _client(client_or_address: Client | str) -> Iterator[Client]:
 
 
 @contextmanager
-def local_cluster(workers: int) -> Iterator[Client]:
+def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     """A Dask cluster of ``workers`` processes on this machine (one match at a time each), and
-    a client of it; both are closed afterwards."""
+    a client of it; both are closed afterwards.  Its workers are pinned to a core each as local
+    workers are (:mod:`arena.tournament.affinity`; ``pin`` None: by ``ARENA_PIN_WORKERS``)."""
     cluster = LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=workers,
         threads_per_worker=1,
@@ -598,6 +600,12 @@ def local_cluster(workers: int) -> Iterator[Client]:
     try:
         client = Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         try:
+            cores = affinity.wanted(workers, pin)
+            if cores is not None:
+                client.wait_for_workers(workers)
+                addresses = sorted(client.scheduler_info()["workers"])
+                for core, address in zip(cores, addresses, strict=False):
+                    client.run(affinity.pin_process, core, workers=[address])
             yield client
         finally:
             client.close()  # type: ignore[no-untyped-call]

@@ -52,6 +52,7 @@ from arena.store.tournaments import (
     tournament_sandbox,
 )
 
+from .affinity import Pinning
 from .formats import Finished
 from .pull import NotPullableError, pull
 from .runfile import RunFile, reap_dead_run, run_path
@@ -129,13 +130,21 @@ class LocalExecutor:
     """A pool of worker processes on this machine, each with its own referee and bot pool.
 
     Its workers die with this process (see :func:`arena.tournament.worker.init_worker`); with a
-    ``run`` file they carry its marker and are recorded in it as they start.
+    ``run`` file they carry its marker and are recorded in it as they start.  With two or more
+    workers and no more than the cores, each is pinned to a core of its own (``pin``: None
+    decides by ``ARENA_PIN_WORKERS``; :mod:`arena.tournament.affinity`).
     """
 
     def __init__(
-        self, jobs: int, log_dir: Path, config: RefereeConfig | None, run: RunFile | None = None
+        self,
+        jobs: int,
+        log_dir: Path,
+        config: RefereeConfig | None,
+        run: RunFile | None = None,
+        pin: bool | None = None,
     ) -> None:
         self.jobs = jobs
+        self.pin = pin
         self.log_dir = log_dir
         self.config = config
         self.run = run
@@ -145,11 +154,12 @@ class LocalExecutor:
     def _pool(self) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("spawn")  # never fork a process that runs gRPC
         marker = self.run.marker if self.run is not None else None
+        pinning = Pinning.for_pool(ctx, self.jobs, self.pin)  # fresh per pool: cores from the first
         return ProcessPoolExecutor(
             self.jobs,
             mp_context=ctx,
             initializer=init_worker,
-            initargs=(str(self.log_dir), self.config, os.getpid(), marker),
+            initargs=(str(self.log_dir), self.config, os.getpid(), marker, pinning),
         )
 
     def slots(self) -> int:
@@ -441,9 +451,10 @@ def run_tournament(
     stop_after: int | None = None,
     wait: bool = False,
     on_wait: Callable[[LeaseHolder], None] | None = None,
+    pin: bool | None = None,
 ) -> None:
     """Play every queued match of the tournament (re-queueing ones a dead run left behind) in
-    ``jobs`` worker processes on this machine.
+    ``jobs`` worker processes on this machine (pinned to cores as :class:`LocalExecutor` says).
 
     The tournament's lease is taken first (:mod:`arena.store.lease`): another live coordinator
     of it raises :class:`arena.store.lease.LeaseHeldError`, or with ``wait`` is waited for
@@ -464,7 +475,7 @@ def run_tournament(
                 if tournament_sandbox(db, tournament_id) is not None:
                     require_bwrap()  # refuse untrusted bots loudly rather than run them unsandboxed
                 log_dir = arena_home() / "logs" / f"tournament-{tournament_id}"
-                executor = LocalExecutor(jobs or default_jobs(), log_dir, config, run)
+                executor = LocalExecutor(jobs or default_jobs(), log_dir, config, run, pin)
                 coordinate(
                     db,
                     tournament_id,

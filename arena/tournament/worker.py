@@ -32,6 +32,7 @@ from arena.live.remote import LiveTarget
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import kill_all_bots
 
+from .affinity import Pinning
 from .task import MatchTask, pack_replay
 
 T = TypeVar("T")
@@ -80,9 +81,11 @@ def init_worker(
     config: RefereeConfig | None = None,
     parent_pid: int | None = None,
     run_marker: str | None = None,
+    pinning: Pinning | None = None,
 ) -> None:
     """Process-pool initializer: start this worker's referee and bot pool (on a loop thread of
     their own), and make the worker stop with its coordinator ``parent_pid`` or on a signal.
+    With a ``pinning``, the worker first pins itself to its core (its bots inherit it).
 
     ``run_marker`` is set in the environment as ``ARENA_RUN`` (inherited by unsandboxed bots),
     so a later run can find anything this one left behind.
@@ -92,6 +95,8 @@ def init_worker(
 
     if run_marker:
         os.environ[RUN_ENV] = run_marker
+    if pinning is not None:
+        pinning.pin_this_process()
     _host = WorkerThread(Path(log_dir) if log_dir else None, config)
     atexit.register(shutdown_worker)
     for sig in lifecycle.STOP_SIGNALS:  # (until here a signal simply ends the worker: no bot yet)

@@ -101,6 +101,8 @@ def test_local_cluster_start_and_bad_options(arena_home: Path) -> None:
     tid = made.stdout.strip()
     both = cli(arena_home, "tournament", "start", tid, "--jobs", "2", "--local-cluster", "2", code=2)
     assert "use only one of --jobs, --local-cluster" in both.stderr
+    pinned = cli(arena_home, "tournament", "start", tid, "--no-pin", "--cluster", "tcp://127.0.0.1:9", code=2)
+    assert "--no-pin" in pinned.stderr and "pinning is for workers on this machine" in pinned.stderr
     gone = cli(arena_home, "tournament", "start", tid, "--cluster", "tcp://127.0.0.1:9", code=1,
                DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")  # fmt: skip
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in gone.stderr

@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""Plays the first legal action and, once at start, writes the cores it may run on and those of
+its parent (the worker that started it) to ``$AFFINITY_OUT/<pid>.json``."""
+
+import json
+import os
+
+from arena.sdk import Bot, run
+
+
+class AffinityBot(Bot):
+    name = "affinity"
+
+    def choose(self, state, legal):
+        return legal[0]
+
+
+if __name__ == "__main__":
+    out = os.environ["AFFINITY_OUT"]
+    with open(os.path.join(out, f"{os.getpid()}.json"), "w") as fh:
+        json.dump(
+            {"bot": sorted(os.sched_getaffinity(0)), "worker": sorted(os.sched_getaffinity(os.getppid()))}, fh
+        )
+    raise SystemExit(run(AffinityBot()))

@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from proctree import TreeCpu  # benchmarks/, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -70,17 +72,13 @@ def make_tournament(db: Any, games: int) -> int:
     return t.id
 
 
-def cpu() -> float:
-    """CPU seconds (user + system) of this process and its reaped children."""
-    import resource
-
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float, float, float]:
-    """Run the tournament on ``where`` ("cluster:N" or "local:N"); matches, total, steady seconds
-    and the CPU seconds of everything (this process, the workers and bots it started)."""
+def run_matches(
+    where: str, games: int, results: list[Any]
+) -> tuple[int, float, float, float, dict[str, dict[str, float]]]:
+    """Run the tournament on ``where`` ("cluster:N" or "local:N", ":unpinned" for no pinning);
+    matches, total and steady seconds, the CPU seconds of everything while it ran (this process,
+    the workers and bots it started: sampled from /proc, :mod:`proctree`), and those seconds by
+    kind of process and thread."""
     from arena.store.db import Database
     from arena.tournament.cluster import local_cluster, run_tournament_on_cluster
     from arena.tournament.runner import Progress, run_tournament
@@ -98,20 +96,23 @@ def run_matches(where: str, games: int, results: list[Any]) -> tuple[int, float,
             if p.last is not None:
                 results.append(pack_replay(p.last))
 
-        used = cpu()
         if kind == "cluster":
             with local_cluster(int(n), pin) as client:
                 client.wait_for_workers(int(n))
+                tree = TreeCpu(interval=0.2)
                 start = time.perf_counter()  # cluster up; workers start bots on their first match
                 run_tournament_on_cluster(db, tid, client, progress=progress)
                 total = time.perf_counter() - start
+                kinds = tree.stop_threads()
         else:
+            tree = TreeCpu(interval=0.2)
             start = time.perf_counter()
             run_tournament(db, tid, jobs=int(n), progress=progress, pin=pin)
             total = time.perf_counter() - start
-        used = cpu() - used
+            kinds = tree.stop_threads()
         db.close()
-    return len(stamps), total, stamps[-1] - stamps[0], used
+    used = sum(sum(v.values()) for v in kinds.values())
+    return len(stamps), total, stamps[-1] - stamps[0], used, kinds
 
 
 class InstantExecutor:
@@ -239,7 +240,7 @@ def matches_and_coordinator(args: argparse.Namespace, results: list[Any]) -> Non
     print(f"(a) matches/s, 4-player greedy tables, {4 * args.games} matches per run", flush=True)
     rates, busy = {}, {}
     for where in ("cluster:1", "cluster:2", "cluster:2:unpinned", "local:2"):
-        n, total, steady, used = run_matches(where, args.games, results)
+        n, total, steady, used, kinds = run_matches(where, args.games, results)
         rates[where] = (n - 1) / steady
         busy[where] = used / total
         label = {
@@ -254,6 +255,10 @@ def matches_and_coordinator(args: argparse.Namespace, results: list[Any]) -> Non
             f"cores busy {used / total:.2f}",
             flush=True,
         )
+        for kind, threads in sorted(kinds.items()):
+            top = sorted(threads.items(), key=lambda kv: -kv[1])[:5]
+            shown = ", ".join(f"{name} {v / n * 1000:.0f}" for name, v in top)
+            print(f"        {kind:12} {sum(threads.values()) / n * 1000:5.0f} ms per match  ({shown})")
     print(f"    speed-up 2 vs 1 Dask workers (steady): {rates['cluster:2'] / rates['cluster:1']:.2f}x pinned "
           f"(the default), {rates['cluster:2:unpinned'] / rates['cluster:1']:.2f}x unpinned; cores busy "
           f"with 1 worker {busy['cluster:1']:.2f} (2 / that = {2 / busy['cluster:1']:.2f}x)")  # fmt: skip

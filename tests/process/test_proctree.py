@@ -1,0 +1,41 @@
+"""``benchmarks/proctree.py``: the CPU of a benchmark's own process and of the processes it
+starts, by kind and thread, read from /proc (the tournament and cluster benchmarks' breakdown)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from proctree import TreeCpu, kind_of
+
+# burn s seconds of CPU, then idle a while so that a sample sees all of it before the exit
+BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\ntime.sleep(0.5)\n"
+
+
+def test_children_and_own_cpu_are_counted_by_kind_and_thread(tmp_path: Path) -> None:
+    bot = tmp_path / "busy_bot.py"
+    bot.write_text(BURN.format(s=0.3))
+    tree = TreeCpu(interval=0.05)
+    subprocess.run([sys.executable, "-c", BURN.format(s=0.4)], check=True)  # a "worker" (Python)
+    subprocess.run([sys.executable, str(bot)], check=True)  # a "bot" (a *_bot.py script)
+    t = time.process_time()
+    while time.process_time() - t < 0.2:
+        pass
+    threads = tree.stop_threads()
+    totals = {kind: sum(v.values()) for kind, v in threads.items()}
+    assert 0.38 <= totals["worker"] <= 0.7, threads  # its burn and its interpreter's start
+    assert 0.28 <= totals["bot"] <= 0.6, threads
+    assert totals["coordinator"] >= 0.15 and threads["coordinator"]["main"] >= 0.15, threads
+    assert tree.processes() == {"coordinator": 1, "worker": 1, "bot": 1}
+
+
+def test_kinds() -> None:
+    assert kind_of(10, 10, "anything") == "coordinator"
+    assert kind_of(11, 10, "/usr/bin/python3 bots/greedy_bot.py") == "bot"
+    assert kind_of(11, 10, "/usr/bin/bwrap --die-with-parent ...") == "sandbox"
+    assert kind_of(11, 10, "/venv/bin/python -c from multiprocessing.spawn import spawn_main") == "worker"
+    assert kind_of(11, 10, "/usr/bin/node server.js") == "other"

@@ -251,8 +251,24 @@ class ArenaWorkerPlugin(WorkerPlugin):
         close_host()
 
 
+PROFILER_CALLBACKS = ("profile", "profile-cycle")
+"""The Dask worker's statistical profiler (a stack sample of its threads every 10 ms): about 10 ms
+of CPU per match on the worker's event loop, for a dashboard page that a match worker does not
+need (``benchmarks/cluster.py``); :func:`quiet_worker` stops it."""
+
+
+def quiet_worker(dask_worker: Worker) -> None:
+    """Stop the Dask worker's profiler (:data:`PROFILER_CALLBACKS`); its other work is untouched."""
+    for key in PROFILER_CALLBACKS:
+        callback = dask_worker.periodic_callbacks.pop(key, None)
+        if callback is not None:
+            callback.stop()
+
+
 def dask_setup(worker: Worker) -> None:
-    """``--preload arena.tournament.cluster``: nothing to do until the first match."""
+    """``--preload arena.tournament.cluster``: the worker's profiler stopped; nothing else to do
+    until the first match."""
+    quiet_worker(worker)
 
 
 def dask_teardown(worker: Worker) -> None:
@@ -588,7 +604,8 @@ def _client(client_or_address: Client | str) -> Iterator[Client]:
 def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     """A Dask cluster of ``workers`` processes on this machine (one match at a time each), and
     a client of it; both are closed afterwards.  Its workers are pinned to a core each as local
-    workers are (:mod:`arena.tournament.affinity`; ``pin`` None: by ``ARENA_PIN_WORKERS``)."""
+    workers are (:mod:`arena.tournament.affinity`; ``pin`` None: by ``ARENA_PIN_WORKERS``) and
+    run without Dask's profiler (:func:`quiet_worker`)."""
     cluster = LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=workers,
         threads_per_worker=1,
@@ -600,9 +617,10 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     try:
         client = Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         try:
+            client.wait_for_workers(workers)
+            client.run(quiet_worker)
             cores = affinity.wanted(workers, pin)
             if cores is not None:
-                client.wait_for_workers(workers)
                 addresses = sorted(client.scheduler_info()["workers"])
                 for core, address in zip(cores, addresses, strict=False):
                     client.run(affinity.pin_process, core, workers=[address])

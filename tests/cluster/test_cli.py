@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,22 @@ def test_local_cluster_start_and_bad_options(arena_home: Path) -> None:
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in gone.stderr
     run = cli(arena_home, "tournament", "start", tid, "--local-cluster", "1")
     assert "matches: 2 finished" in run.stderr
+
+
+def _worker_setup(dask_worker: Any) -> tuple[list[str], list[int]]:
+    return sorted(dask_worker.periodic_callbacks), sorted(os.sched_getaffinity(0))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_a_local_cluster_pins_its_workers_and_stops_their_profiler() -> None:
+    from arena.tournament.cluster import PROFILER_CALLBACKS, local_cluster
+
+    allowed = sorted(os.sched_getaffinity(0))
+    with local_cluster(2) as client:
+        seen = client.run(_worker_setup)
+    assert len(seen) == 2
+    for callbacks, _ in seen.values():
+        assert "heartbeat" in callbacks and not set(PROFILER_CALLBACKS) & set(callbacks), callbacks
+    assert sorted(tuple(cores) for _, cores in seen.values()) == [(allowed[0],), (allowed[1],)]
+    with local_cluster(2, pin=False) as client:
+        assert all(cores == allowed for _, cores in client.run(_worker_setup).values())

@@ -5,9 +5,9 @@ Why: a match is a ping-pong between the referee and one bot at a time.  Unpinned
 wakes each side wherever a core is free, so two workers' processes keep migrating between the two
 cores and every hand-off lands on a cold cache; pinned, each worker and its bots stay on their
 core and the two matches do not meet.  Measured with ``benchmarks/tournament.py`` (4-player greedy
-tables, 100 matches): ``--jobs 2`` steady 3.18 and 3.37 matches/s pinned against 2.79 and 2.40
-unpinned in the same session (README, issue 20).  The same idea as fastchess's engine affinity
-option.
+tables, 100 matches, three runs): ``--jobs 2`` 1.85-2.11x ``--jobs 1`` (steady) pinned, against
+1.35-1.45x unpinned in the same runs (README, issue 20).  The same idea as fastchess's engine
+affinity option.
 
 The plan: with ``jobs`` workers and the cores this process may use (``os.sched_getaffinity``,
 so ``taskset`` and cgroup limits are honoured), worker ``k`` (in start order) gets core

@@ -252,9 +252,10 @@ class ArenaWorkerPlugin(WorkerPlugin):
 
 
 PROFILER_CALLBACKS = ("profile", "profile-cycle")
-"""The Dask worker's statistical profiler (a stack sample of its threads every 10 ms): about 10 ms
-of CPU per match on the worker's event loop, for a dashboard page that a match worker does not
-need (``benchmarks/cluster.py``); :func:`quiet_worker` stops it."""
+"""The Dask worker's statistical profiler (a stack sample of its threads every 10 ms), for a
+dashboard page that a match worker does not need: with it, the worker's main thread spent 38-48 ms
+of CPU per match (one worker; 61-84 ms at two), without it 21-24 ms (``benchmarks/cluster.py``,
+2026-12-02); :func:`quiet_worker` stops it."""
 
 
 def quiet_worker(dask_worker: Worker) -> None:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -47,6 +46,7 @@ from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
 
 from .seats import LocalSeat
+from .sockdir import make_sock_dir, sweep_stale
 
 STOP_GRACE = 0.5
 """Seconds a bot gets to exit by itself when the host stops it (then SIGTERM, then SIGKILL)."""
@@ -110,7 +110,8 @@ class MatchHost:
         address.  :class:`SandboxUnavailableError` first when the host's sandbox cannot run."""
         if self.sandbox is not None:
             require_bwrap()
-        self.sock_dir = Path(tempfile.mkdtemp(prefix="arena-"))
+        sweep_stale()  # folders of hosts that were killed (SIGKILL) before they could clean up
+        self.sock_dir = make_sock_dir()
         unix = f"unix:{self.sock_dir / 'referee.sock'}"
         if listen is None:
             self.address = await self.server.start(unix)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,6 +15,7 @@ import pytest
 
 ARENA = str(Path(sys.executable).parent / "arena")
 HOME = tempfile.mkdtemp(prefix="arena-eval-home-")  # never the user's database
+atexit.register(shutil.rmtree, HOME, True)  # removed when the test run ends
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,6 +18,7 @@ from arena.evaluation import Percentiles, percentile
 
 ARENA = str(Path(sys.executable).parent / "arena")
 HOME = tempfile.mkdtemp(prefix="arena-eval-times-")
+atexit.register(shutil.rmtree, HOME, True)  # removed when the test run ends
 
 
 def test_percentile_nearest_rank() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -59,7 +60,15 @@ except InvalidArgument:
 def pytest_configure(config: pytest.Config) -> None:
     """No test writes into the checkout: a test that does not choose its own ARENA_HOME (most
     fixtures set one per test) gets a private data directory for the session instead of
-    ``./arena-data`` in whatever folder pytest was started from."""
+    ``./arena-data`` in whatever folder pytest was started from.
+
+    Ctrl-C works in the tests' processes however the suite was started: a shell without job
+    control starts a background command (``./dev test &``, ``nohup``) with SIGINT ignored, every
+    child would inherit that, and the tests that send SIGINT to a command would see it ignored.
+    A Python handler is not inherited across exec (the child gets the default), so installing
+    Python's own handler here gives every child the normal Ctrl-C."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not os.environ.get("ARENA_HOME"):
         os.environ["ARENA_HOME"] = _SESSION_HOME[0] = tempfile.mkdtemp(prefix="arena-tests-home-")
 

@@ -166,10 +166,14 @@ def _check_exact(db: Database, tid: int) -> int:
     return len(done)
 
 
-def _writer(url: str, tid: int) -> subprocess.Popen[str]:
+def _writer(url: str, tid: int, paced: bool = True) -> subprocess.Popen[str]:
+    """The writer process; ``paced``: 8 results per wait, each wait 0.05 s (so at least 0.5 s of
+    the run remains after 160 results: a kill after the target lands mid-run on any machine; an
+    unpaced writer wrote all 240 before the kill once, on a fast one)."""
     env = {**os.environ, "PYTHONPATH": str(HERE.parents[1])}
+    pace = ["8", "0.05"] if paced else []
     return subprocess.Popen(
-        [sys.executable, str(HERE / "batch_writer.py"), url, str(tid)],
+        [sys.executable, str(HERE / "batch_writer.py"), url, str(tid), *pace],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
 
@@ -200,7 +204,7 @@ def test_batched_rated_writes_exact_after_kill_9(backend: str, db_url: str) -> N
         finished = _check_exact(db, tid)
         db.close()
         assert target <= finished < total
-    proc = _writer(db_url, tid)
+    proc = _writer(db_url, tid, paced=False)
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, out
     db = Database(db_url)

@@ -64,6 +64,7 @@ from arena.engine.board import (
     REGULAR,
 )
 
+from .calibration import Calibration, shipped
 from .rolling import TurnPlanner
 from .worth import ByValue, Potential, Worths, invade_gain
 
@@ -97,6 +98,7 @@ class Params:
     max_spend: int = 2  # chips the planner may spend in one turn (1..4): bounds the tree
     risk: float = 0.0  # rolling for the result: 0 = off (expected worth), else RiskAttitude's scale
     # (2 = +233 against +212 Elo in 400 two-player games, but no gain on top of ``wide``: off)
+    calibration: float = 0.0  # times the rollout-learned corrections (:mod:`.calibration`), 0 = off
 
     @staticmethod
     def for_players(players: int) -> Params:
@@ -319,6 +321,19 @@ class FocusedPotential:
         return replace(base, acts=tuple(acts))
 
 
+class Calibrated:
+    """A worth model with the rollout-learned corrections added (:mod:`.calibration`)."""
+
+    def __init__(self, model: WorthModel, table: Calibration, scale: float) -> None:
+        self.model = model
+        self.table = table
+        self.scale = scale
+
+    def worths(self, state: State) -> Worths:
+        """The model's worths plus ``scale`` times the table's corrections."""
+        return self.table.apply(state, self.model.worths(state), self.scale)
+
+
 def load_worth_model(spec: str) -> WorthModel:
     """The worth model ``package.module:name`` names: a :class:`WorthModel` instance, a class or
     factory returning one, or a state value ``(state, seat) -> float`` (wrapped in
@@ -367,7 +382,11 @@ class SearchPolicy:
             return LastTurn(p.last_turn_scale)
         if self.worth_model is not None:
             return self.worth_model
-        return FocusedPotential(p.potential, p.focus)
+        model: WorthModel = FocusedPotential(p.potential, p.focus)
+        table = shipped(state.players) if p.calibration else None
+        if table is not None:
+            model = Calibrated(model, table, p.calibration)
+        return model
 
     def worths(self, state: State) -> Worths:
         """The turn's worths (computed once per turn and kept)."""

@@ -11,6 +11,8 @@ How it decides
   whole rest of the turn (every STOP / KEEP / CHIP, every outcome of every throw with its exact
   probability), its leaves the best lounger action each result reaches, valued by the worth model.
 * **Action** (R19-R23): the legal action of the highest worth.
+* **Calibration** (4 players): the worths corrected by what rollouts of the search's own games
+  measured each kind of action to be worth (:mod:`arena.strength.calibration`, ``Params.calibration``).
 
 Worths (the leaf evaluation)
 ----------------------------
@@ -113,13 +115,20 @@ class Params:
         Setup rules tried and left off (in-process four-player duels against the greedy):
         ``rows`` 0.5 looked like +144 against +106 on 200 games (seeds 2000-2049) and was
         +105 against +109 on 400 fresh games (seeds 3000-3099); ``setup_net`` 4 +107; the
-        colour rules ``spread``, ``rival`` and ``wide`` +81 to +106 (200 games)."""
+        colour rules ``spread``, ``rival`` and ``wide`` +81 to +106 (200 games).
+
+        In 4 players the rollout-learned corrections (:mod:`.calibration`) at half weight
+        (``calibration`` 0.5; 2026-12-03, 400 in-process games per seed range against the greedy):
+        +125 / +108 / +110 against +109 / +102 / +97 on seeds 3000, 4000, 5000, and +118 against
+        +94 on the record's seeds 1000000; at full weight +103 (seeds 4000)."""
         if players == 2:
             return Params(
                 potential=Potential(rho=(0.0, 0.0, 0.3, 0.24, 0.2, 0.0)),
                 setup=(0.0, 0.0, 2.0, 3.0, 1.0, 0.0),
                 wide=0.5,
             )
+        if players == 4:
+            return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0), calibration=0.5)
         return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0))
 
 

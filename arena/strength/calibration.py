@@ -59,11 +59,10 @@ from arena.engine import (
     format_action,
     legal_actions,
     new_game,
-    scores,
 )
 from arena.engine.board import LOUNGER_VALUE, REGULAR
 
-from .worth import Worths
+from .worth import Worths, score_margin
 
 KINDS = ("flip", "reclaim", "invade", "conquer")
 FORMAT = "pool-arena-calibration-1"
@@ -142,11 +141,6 @@ def shipped(players: int) -> Calibration | None:
 # ----------------------------------------------------------------------------- collecting
 
 
-def _margin(state: State, seat: int) -> float:
-    pts = scores(state)
-    return pts[seat] - (sum(pts) - pts[seat]) / (len(pts) - 1)
-
-
 def _finish(state: State, seat: int, dice_seed: int, policies: list[Any]) -> float:
     dice = DiceStream(dice_seed)
     while not state.is_over:
@@ -154,7 +148,7 @@ def _finish(state: State, seat: int, dice_seed: int, policies: list[Any]) -> flo
             state = apply_throw(state, dice.throw(state.turn, state.throw_no + 1, state.dice))
         else:
             state = apply(state, policies[state.seat].choose(state))
-    return _margin(state, seat)
+    return score_margin(state, seat)
 
 
 def collect(players: int, seeds: Iterable[int], rollouts: int) -> Iterator[dict[str, Any]]:

@@ -22,7 +22,7 @@ from .errors import (
     NotationError,
     ReplayError,
 )
-from .game import PlayedGame, play_game
+from .game import PlayedGame, play_game, play_out
 from .notation import format_throw, parse_throw
 from .policies import GreedyPolicy, Policy, RandomPolicy, make_policy
 from .record import RecordWriter, Replay, replay
@@ -78,6 +78,7 @@ __all__ = [
     "parse_throw",
     "placings",
     "play_game",
+    "play_out",
     "reachable",
     "render",
     "replay",

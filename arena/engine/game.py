@@ -46,3 +46,14 @@ def play_game(
     if writer:
         writer.finish(state)
     return PlayedGame(state, outcome(state), writer.text() if writer else "")
+
+
+def play_out(state: State, policies: Sequence[Policy], dice: DiceStream) -> State:
+    """Play ``state`` on to the end of the game, seat k choosing with ``policies[k]`` and every
+    throw drawn from ``dice`` (rules.md §5; no record): the final state."""
+    while not state.is_over:
+        if state.is_chance:
+            state = apply_throw(state, dice.throw(state.turn, state.throw_no + 1, state.dice))
+        else:
+            state = apply(state, policies[state.seat].choose(state))
+    return state

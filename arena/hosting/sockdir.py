@@ -34,12 +34,13 @@ def _pid_of(name: str) -> int | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts: signalling it is refused)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # another user's live process
-        return True
+    except PermissionError:
+        pass
     return True
 
 

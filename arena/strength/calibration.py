@@ -59,6 +59,7 @@ from arena.engine import (
     format_action,
     legal_actions,
     new_game,
+    play_out,
 )
 from arena.engine.board import LOUNGER_VALUE, REGULAR
 
@@ -142,13 +143,7 @@ def shipped(players: int) -> Calibration | None:
 
 
 def _finish(state: State, seat: int, dice_seed: int, policies: list[Any]) -> float:
-    dice = DiceStream(dice_seed)
-    while not state.is_over:
-        if state.is_chance:
-            state = apply_throw(state, dice.throw(state.turn, state.throw_no + 1, state.dice))
-        else:
-            state = apply(state, policies[state.seat].choose(state))
-    return score_margin(state, seat)
+    return score_margin(play_out(state, policies, DiceStream(dice_seed)), seat)
 
 
 def collect(players: int, seeds: Iterable[int], rollouts: int) -> Iterator[dict[str, Any]]:

@@ -127,9 +127,7 @@ class Params:
                 setup=(0.0, 0.0, 2.0, 3.0, 1.0, 0.0),
                 wide=0.5,
             )
-        if players == 4:
-            return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0), calibration=0.5)
-        return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0))
+        return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0), calibration=0.5 if players == 4 else 0.0)
 
 
 # ----------------------------------------------------------------------------- worth models

@@ -107,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     folder = arena_home() / "replays" / f"tournament-{t.id}"
     n = export_replays(db, t.id, folder)
     played = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    console.print(f"Matches: {played}. Database: {db.url}", markup=False, highlight=False)
-    console.print(f"Replays ({n}): {folder.resolve()}/  (check one: arena engine verify <file>)")
+    # soft_wrap: a long path stays on one line, whole, however narrow the terminal (to copy it)
+    console.print(f"Matches: {played}. Database: {db.url}", markup=False, highlight=False, soft_wrap=True)
+    replays = f"Replays ({n}): {folder.resolve()}/  (check one: arena engine verify <file>)"
+    console.print(replays, soft_wrap=True)
     db.close()
     return 0
 

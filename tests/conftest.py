@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import tempfile
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -57,6 +58,19 @@ except InvalidArgument:
     ) from None
 
 
+# The terminal-size variables as the user started the run: pytest-xdist's workers get COLUMNS=80
+# and LINES=24 of their own, and the CLI tests' output must not depend on how many processes ran it.
+_USER_TERMINAL = {k: os.environ.get(k) for k in ("COLUMNS", "LINES")}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, in the controller: hand each worker the user's terminal-size variables and
+    the controller's session data directory (the worker makes its own instead)."""
+    node.workerinput["arena_terminal"] = dict(_USER_TERMINAL)
+    node.workerinput["arena_session_home"] = _SESSION_HOME[0]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """No test writes into the checkout: a test that does not choose its own ARENA_HOME (most
     fixtures set one per test) gets a private data directory for the session instead of
@@ -66,9 +80,21 @@ def pytest_configure(config: pytest.Config) -> None:
     control starts a background command (``./dev test &``, ``nohup``) with SIGINT ignored, every
     child would inherit that, and the tests that send SIGINT to a command would see it ignored.
     A Python handler is not inherited across exec (the child gets the default), so installing
-    Python's own handler here gives every child the normal Ctrl-C."""
+    Python's own handler here gives every child the normal Ctrl-C.
+
+    Under pytest-xdist every worker restores the user's COLUMNS and LINES and makes its own data
+    directory (:func:`pytest_configure_node`)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    worker = getattr(config, "workerinput", None)  # a pytest-xdist worker
+    if worker is not None:
+        for key, value in worker.get("arena_terminal", {}).items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if worker.get("arena_session_home") and os.environ.get("ARENA_HOME") == worker["arena_session_home"]:
+            del os.environ["ARENA_HOME"]  # the controller's: every worker gets its own below
     if not os.environ.get("ARENA_HOME"):
         os.environ["ARENA_HOME"] = _SESSION_HOME[0] = tempfile.mkdtemp(prefix="arena-tests-home-")
 

@@ -22,7 +22,12 @@ points less than the model says and one of a 4 0.24 less (the owner of a 2 or 3 
 back easily; a 4 is harder to reclaim and worth 3 to CONQUER), a CONQUER 0.2-0.75 more (the
 figure's point it replaces was at risk), a RECLAIM of a 3 0.57 less; FLIPs and TAKE_FIVE are
 within 0.2.  Some rows rest on few samples (CONQUER 6-17 per value; no FLIP or RECLAIM of a 4
-was among the measured decisions, so those stay 0).  No table is shipped for 2 or 3 players.
+was among the measured decisions, so those stay 0).
+
+The 2-player table (``weights/calibration-2p.json``) is the fit of ``calibration-2p-records.jsonl.gz``
+(987 decisions of 103 games, seeds 7000-7047 and 7100-7154, 16 rollouts per action): INVADE of a
+2 0.74 less, RECLAIM of a 2 / 3 0.75 / 0.47 less, FLIP of a 2 / 3 0.30 / 0.31 less, CONQUER of a
+2 1.0 more; no table for 3 players.
 
 Using (:class:`Calibration`): the search adds ``Params.calibration`` times the correction to
 each action's worth (its rolling leaves and its action choice alike).  The table is one step of

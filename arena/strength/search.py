@@ -11,8 +11,9 @@ How it decides
   whole rest of the turn (every STOP / KEEP / CHIP, every outcome of every throw with its exact
   probability), its leaves the best lounger action each result reaches, valued by the worth model.
 * **Action** (R19-R23): the legal action of the highest worth.
-* **Calibration** (4 players): the worths corrected by what rollouts of the search's own games
-  measured each kind of action to be worth (:mod:`arena.strength.calibration`, ``Params.calibration``).
+* **Calibration** (2 and 4 players): the worths corrected by what rollouts of the search's own
+  games measured each kind of action to be worth (:mod:`arena.strength.calibration`,
+  ``Params.calibration``).
 
 Worths (the leaf evaluation)
 ----------------------------
@@ -120,12 +121,18 @@ class Params:
         In 4 players the rollout-learned corrections (:mod:`.calibration`) at half weight
         (``calibration`` 0.5; 2026-12-03, 400 in-process games per seed range against the greedy):
         +125 / +108 / +110 against +109 / +102 / +97 on seeds 3000, 4000, 5000, and +118 against
-        +94 on the record's seeds 1000000; at full weight +103 (seeds 4000)."""
+        +94 on the record's seeds 1000000; at full weight +103 (seeds 4000).  In 2 players its own
+        table (fitted from 987 decisions of 103 two-player games), also at half weight (2026-12-03,
+        400 in-process games per range): on eight seed ranges (2000, 3000, 4000, 5000, 8000, 9000,
+        11000, 12000) +231 / +253 / +246 / +233 / +220 / +212 / +235 / +219 against +249 / +207 /
+        +226 / +245 / +210 / +206 / +221 / +214 uncalibrated (+9 on average, six of eight up); a
+        quarter weight +228 on the first four (+232 uncalibrated), full weight +184 / +228."""
         if players == 2:
             return Params(
                 potential=Potential(rho=(0.0, 0.0, 0.3, 0.24, 0.2, 0.0)),
                 setup=(0.0, 0.0, 2.0, 3.0, 1.0, 0.0),
                 wide=0.5,
+                calibration=0.5,
             )
         return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0), calibration=0.5 if players == 4 else 0.0)
 

@@ -95,18 +95,20 @@ def test_apply_adds_the_correction_of_each_kind_and_value() -> None:
     assert got.five is not None and base.five is not None and got.five == pytest.approx(base.five - 0.5)
 
 
-def test_the_shipped_table_is_read_and_the_search_uses_it() -> None:
-    table = shipped(4)
-    assert table is not None and table.players == 4
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_shipped_table_is_read_and_the_search_uses_it(players: int) -> None:
+    table = shipped(players)
+    assert table is not None and table.players == players
     assert sum(sum(v) for v in table.samples.values()) >= 100
     assert shipped(3) is None  # none for three players: the search runs uncalibrated there
-    s = edit(after_setup(4), BOARD)
-    plain = SearchPolicy(replace(Params.for_players(4), calibration=0.0)).model(s).worths(s)
-    used = SearchPolicy(replace(Params.for_players(4), calibration=0.5)).model(s).worths(s)
-    i = lid("green-3b")  # a CONQUER of a 3
+    assert Params.for_players(players).calibration == 0.5  # the default, half weight
+    s = edit(after_setup(players), BOARD)
+    plain = SearchPolicy(replace(Params.for_players(players), calibration=0.0)).model(s).worths(s)
+    used = SearchPolicy(Params.for_players(players)).model(s).worths(s)
+    i = lid("green-4b")  # an INVADE of a 4 (R21)
     a, b = plain.acts[i], used.acts[i]
-    assert a is not None and b is not None
-    assert b[0] == pytest.approx(a[0] + 0.5 * table.corrections["conquer"][3])
+    assert a is not None and b is not None and table.corrections["invade"][4] < 0
+    assert b[0] == pytest.approx(a[0] + 0.5 * table.corrections["invade"][4])
 
 
 def test_bad_tables_and_records_are_refused_with_a_reason(tmp_path: Path) -> None:
@@ -155,10 +157,11 @@ def test_legal_actions_of_the_board_match_the_kinds() -> None:
     assert set(by_kind) == set(names)
 
 
-def test_the_shipped_table_is_the_fit_of_the_shipped_records() -> None:
-    """The 4-player table is reproducible: fitting the records it was learned from (shipped
-    beside it) gives it exactly."""
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_shipped_table_is_the_fit_of_the_shipped_records(players: int) -> None:
+    """The 2- and 4-player tables are reproducible: fitting the records each was learned from
+    (shipped beside it) gives it exactly."""
     weights = Path(__file__).resolve().parents[2] / "arena" / "strength" / "weights"
-    records = list(read_records([weights / "calibration-4p-records.jsonl.gz"]))
-    assert len(records) >= 150 and all(r["players"] == 4 for r in records)
-    assert fit(records, 4) == shipped(4)
+    records = list(read_records([weights / f"calibration-{players}p-records.jsonl.gz"]))
+    assert len(records) >= 150 and all(r["players"] == players for r in records)
+    assert fit(records, players) == shipped(players)

@@ -3,12 +3,14 @@ driven by Playwright, and a person who plays by clicks alone."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,25 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 URL_RE = re.compile(r"play in your browser: (http://\S+)")
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, launched by Playwright's sync API and closed afterwards; the
+    test is skipped when it is not installed (``./dev test`` installs it as root).  The browser
+    fixtures of ``tests/browser`` and ``tests/web`` both use it."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (./dev test installs it as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @dataclass

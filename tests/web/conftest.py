@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser.playkit import chromium  # (tests/ is on the path: its packages import so)
 from sqlmodel import col, select
 
 from arena.engine import format_throw, parse_throw
@@ -25,16 +26,6 @@ from arena.tournament.service import create
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @dataclass
@@ -243,14 +234,8 @@ def site(arena: Arena, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
 
 @pytest.fixture(scope="package")  # not session: Playwright's sync API keeps an event loop
 def browser() -> Iterator[Any]:  # running in the main thread, which breaks asyncio.run() in later tests
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (./dev test installs it as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -49,10 +49,39 @@ def _unlink(path):
     return "unlinked"
 
 
+def _parent_pid(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _scope():
+    """The pids to look at: every process, or with ARENA_TEST_TOKEN_SCOPE=PID only that process
+    and its descendants (the test that runs the match: tests run beside it on the same machine
+    must not count their tokens)."""
+    pids = [int(p.rsplit("/", 1)[1]) for p in glob.glob("/proc/[0-9]*")]
+    scope = os.environ.get("ARENA_TEST_TOKEN_SCOPE", "")
+    if not scope.isdigit():
+        return pids
+    root = int(scope)
+    parent = {pid: _parent_pid(pid) for pid in pids}
+    inside = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, pp in parent.items():
+            if pp in inside and pid not in inside:
+                inside.add(pid)
+                grew = True
+    return sorted(inside)
+
+
 def _tokens(sources=("cmdline", "environ")):
     mine = os.environ.get("ARENA_TOKEN", "")
     found = set()
-    for f in [f for source in sources for f in glob.glob(f"/proc/[0-9]*/{source}")]:
+    for f in [f"/proc/{pid}/{source}" for source in sources for pid in _scope()]:
         try:
             with open(f, "rb") as fh:
                 data = fh.read().decode("utf-8", "replace")

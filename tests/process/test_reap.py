@@ -16,6 +16,7 @@ from store.helpers import run_cli
 
 from .helpers import (
     TOTAL,
+    ProcessRef,
     create,
     descendants,
     kill_all,
@@ -35,6 +36,24 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _freeze_a_worker_with_a_bot(workers: list[ProcessRef], run_marker: list[str]) -> ProcessRef:
+    """SIGSTOP a worker while a bot of the run (``ARENA_RUN`` in its environment) runs under it,
+    so that something marked is left when the coordinator dies; between two matches a worker
+    has no bot, so freeze, look, and thaw to try again until one has (on a loaded machine the
+    moment matters)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for w in workers:
+            if not descendants(w.pid):
+                continue
+            os.kill(w.pid, signal.SIGSTOP)
+            if set(marked(run_marker)) & {r.pid for r in descendants(w.pid)}:
+                return w
+            os.kill(w.pid, signal.SIGCONT)
+        time.sleep(0.05)
+    raise AssertionError("no worker had a marked bot to freeze within 60 s")
+
+
 def test_resume_reaps_a_dead_runs_leftovers(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
     tid = create(sqlite_url, arena_home, sandbox=False)
     run = start(
@@ -47,12 +66,11 @@ def test_resume_reaps_a_dead_runs_leftovers(sqlite_url: str, arena_home: Path, t
         wait_until(lambda: bool(marked([bots])), 30, "bots running")
         workers = [r for r in descendants(run.proc.pid) if "spawn_main" in _cmdline(r.pid)]
         assert len(workers) == 2, workers
-        busy = [w for w in workers if descendants(w.pid)] or workers
-        frozen = busy[0]
-        os.kill(frozen.pid, signal.SIGSTOP)
-        tree = descendants(run.proc.pid)
         markers = run_markers(arena_home)
         assert any(m.startswith("ARENA_RUN=") for m in markers), markers  # the run file names it
+        run_marker = [m for m in markers if m.startswith("ARENA_RUN=")]
+        frozen = _freeze_a_worker_with_a_bot(workers, run_marker)
+        tree = descendants(run.proc.pid)
         os.kill(run.proc.pid, signal.SIGKILL)
         run.wait(timeout=30)
         time.sleep(2.0)

@@ -11,6 +11,7 @@ so for ``--no-sandbox``).
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,7 @@ def test_unsandboxed_snoop_finds_no_token_on_a_command_line(tmp_path: Path) -> N
     (tmp_path / "tmp").mkdir()
     env = {
         "ARENA_TEST_TOKEN_SOURCES": "1",
+        "ARENA_TEST_TOKEN_SCOPE": str(os.getpid()),  # this test's processes, not other tests'
         "ARENA_TEST_WRITE_PATHS": str(tmp_path / "snoop-was-here"),
         "TMPDIR": str(tmp_path / "tmp"),
     }

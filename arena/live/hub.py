@@ -224,6 +224,8 @@ class LiveHub:
         self.sock: socket.socket | None = None
         self.udp_sock: socket.socket | None = None
         self._threads: list[threading.Thread] = []
+        self._bound: tuple[int, int] | None = None  # (device, inode) of the socket file this hub made
+        self._closed = False
 
     def start(self) -> LiveHub:
         """Bind the channel (replacing a stale socket file), and the UDP endpoint when asked
@@ -235,6 +237,8 @@ class LiveHub:
         sock.bind(str(self.path))
         sock.settimeout(0.5)
         self.sock = sock
+        made = os.stat(self.path)
+        self._bound = (made.st_dev, made.st_ino)
         if self.udp is not None:
             try:
                 self._bind_udp(*self.udp)
@@ -264,9 +268,22 @@ class LiveHub:
         self.target = LiveTarget(str(bound[0]), int(bound[1]), secrets.token_bytes(32))
         write_endpoint(endpoint_path(self.path), self.target)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Stop reading, close the sockets and remove the socket file -- only if it is still the
+        one this hub made (a later hub of the same database may have replaced it).  Idempotent:
+        the web app closes its hub at shutdown and again at exit.  ``wait=False`` (at exit) only
+        stops the threads and removes the file, without waiting up to half a second for each
+        reading thread to notice."""
+        if self._closed:
+            return
+        self._closed = True
         self._stop.set()
         self._arrived.set()
+        if not wait:
+            if self.target is not None:
+                remove_endpoint(endpoint_path(self.path), self.target)
+            self._unlink_own()
+            return
         for t in self._threads:
             t.join(5.0)
         if self.udp_sock is not None:
@@ -275,7 +292,12 @@ class LiveHub:
             remove_endpoint(endpoint_path(self.path), self.target)
         if self.sock is not None:
             self.sock.close()
-            with contextlib.suppress(FileNotFoundError):
+            self._unlink_own()
+
+    def _unlink_own(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            now = os.stat(self.path)
+            if (now.st_dev, now.st_ino) == self._bound:
                 os.unlink(self.path)
 
     def _run(self, sock: socket.socket, key: bytes | None) -> None:

@@ -8,6 +8,7 @@ be reached 503.  Nothing expected is a 500.
 
 from __future__ import annotations
 
+import atexit
 import json
 import threading
 from collections import OrderedDict
@@ -273,6 +274,9 @@ def create_app(db: Database) -> FastAPI:
     from . import ladder_routes, live_routes
 
     app.state.live_hub = live_routes.start_hub(db)  # the ladder's live events (arena/live)
+    if app.state.live_hub is not None:  # its socket file goes with the process (the servers of
+        atexit.register(app.state.live_hub.close, wait=False)  # arena/web/server.py close it
+    # when they stop; a kill -9 leaves it, and the next hub of this database replaces it)
     app.include_router(ladder_routes.make_router(db))  # /ladder, /api/ladder, /bots/{name}/charts
     app.include_router(live_routes.make_router(db, app.state.live_hub))  # /live/{id} and its stream
 

@@ -39,15 +39,26 @@ def make_server(app: FastAPI, *, log_level: str = "warning") -> uvicorn.Server:
     return uvicorn.Server(config)  # no proxy headers: the peer's address is the client's
 
 
+def close_live_hub(app: FastAPI) -> None:
+    """Close the app's live hub, if it has one (:mod:`arena.live.hub`): its socket file goes."""
+    hub = getattr(app.state, "live_hub", None)
+    if hub is not None:
+        hub.close()
+
+
 def serve(app: FastAPI, sock: socket.socket, *, log_level: str = "warning") -> None:
-    """Serve until interrupted (Ctrl-C)."""
-    make_server(app, log_level=log_level).run(sockets=[sock])
+    """Serve until interrupted (Ctrl-C), then close the app's live hub."""
+    try:
+        make_server(app, log_level=log_level).run(sockets=[sock])
+    finally:
+        close_live_hub(app)
 
 
 class BackgroundServer:
     """The app served from a thread (tests, benchmarks): ``with BackgroundServer(app) as url: ...``."""
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
         self.sock = bind(host, port)
         self.url = url_of(self.sock).rstrip("/")
         self.server = make_server(app)
@@ -64,10 +75,11 @@ class BackgroundServer:
         return self.url
 
     def stop(self) -> None:
-        """Stop serving and wait for the thread."""
+        """Stop serving, wait for the thread and close the app's live hub."""
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.sock.close()
+        close_live_hub(self.app)
 
     def __enter__(self) -> str:
         return self.start()

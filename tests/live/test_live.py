@@ -331,3 +331,48 @@ def test_settle_waits_until_every_received_event_is_applied(record_text: str) ->
         assert feed is not None and feed.count == len(lines) - 2
     finally:
         hub.close()
+
+
+def test_a_closed_hub_removes_only_its_own_socket_file() -> None:
+    """A hub's socket file goes with it; a hub closed after another hub of the same database
+    replaced the file leaves the newer one alone; closing twice is harmless."""
+    path = _path("own")
+    first = LiveHub(path).start()
+    second = LiveHub(path).start()  # replaces the stale file, as a restarted web app does
+    first.close()
+    assert path.exists(), "the older hub removed the newer hub's socket file"
+    second.close()
+    assert not path.exists()
+    second.close()
+    first.close(wait=False)
+
+
+def test_the_web_apps_hub_leaves_no_socket_file(tmp_path: Path) -> None:
+    """The web app's hub closes when its server stops and, in a process that never serves the
+    app, at exit: neither leaves its socket file in the temporary folder."""
+    import subprocess
+    import sys
+
+    from arena.live.channel import socket_path
+    from arena.store.db import Database
+    from arena.web.app import create_app
+    from arena.web.server import BackgroundServer
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    db = Database(url)
+    path = socket_path(url)
+    with BackgroundServer(create_app(db)) as base:
+        with urllib.request.urlopen(f"{base}/api/matches", timeout=10) as reply:
+            assert reply.status == 200
+        assert path.exists()
+    assert not path.exists(), "the socket file outlived the server"
+    db.close()
+
+    code = (
+        "import sys; from arena.store.db import Database; from arena.web.app import create_app; "
+        "from arena.live.channel import socket_path; create_app(Database(sys.argv[1])); "
+        "assert socket_path(sys.argv[1]).exists()"
+    )
+    done = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not path.exists(), "the socket file outlived the process"

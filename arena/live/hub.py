@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -200,6 +201,18 @@ class Watcher:
         self.wake.clear()
 
 
+def _listening(path: Path) -> bool:
+    """Whether a live process has ``path`` bound (a stale file of a killed one refuses)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 class LiveHub:
     """Receives live events on ``path`` and keeps the feeds (see the module docstring)."""
 
@@ -224,12 +237,16 @@ class LiveHub:
         self.sock: socket.socket | None = None
         self.udp_sock: socket.socket | None = None
         self._threads: list[threading.Thread] = []
-        self._bound: tuple[int, int] | None = None  # (device, inode) of the socket file this hub made
+        self._bound: tuple[int, int, int] | None = None  # device, inode, ctime of the file it made
         self._closed = False
 
     def start(self) -> LiveHub:
         """Bind the channel (replacing a stale socket file), and the UDP endpoint when asked
-        (writing its endpoint file, :func:`arena.live.remote.write_endpoint`), and start reading."""
+        (writing its endpoint file, :func:`arena.live.remote.write_endpoint`), and start reading.
+        ``OSError`` (EADDRINUSE) while another hub listens there: a second web process of the
+        same database must not take the first one's live matches away."""
+        if _listening(self.path):
+            raise OSError(errno.EADDRINUSE, f"another process's live hub listens on {self.path}")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -238,7 +255,7 @@ class LiveHub:
         sock.settimeout(0.5)
         self.sock = sock
         made = os.stat(self.path)
-        self._bound = (made.st_dev, made.st_ino)
+        self._bound = (made.st_dev, made.st_ino, made.st_ctime_ns)
         if self.udp is not None:
             try:
                 self._bind_udp(*self.udp)
@@ -292,12 +309,15 @@ class LiveHub:
             remove_endpoint(endpoint_path(self.path), self.target)
         if self.sock is not None:
             self.sock.close()
-            self._unlink_own()
+            if not _listening(self.path):  # ours, or stale: not a newer hub's
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.path)
 
     def _unlink_own(self) -> None:
+        """Remove the socket file if it is the one this hub made (still open: at exit)."""
         with contextlib.suppress(FileNotFoundError):
             now = os.stat(self.path)
-            if (now.st_dev, now.st_ino) == self._bound:
+            if (now.st_dev, now.st_ino, now.st_ctime_ns) == self._bound:
                 os.unlink(self.path)
 
     def _run(self, sock: socket.socket, key: bytes | None) -> None:

@@ -334,11 +334,27 @@ def test_settle_waits_until_every_received_event_is_applied(record_text: str) ->
 
 
 def test_a_closed_hub_removes_only_its_own_socket_file() -> None:
-    """A hub's socket file goes with it; a hub closed after another hub of the same database
-    replaced the file leaves the newer one alone; closing twice is harmless."""
+    """A hub's socket file goes with it; a second hub is refused while the first listens; a hub
+    closed after a newer one replaced its stale file leaves the newer file alone; closing twice
+    is harmless."""
+    import errno
+
     path = _path("own")
     first = LiveHub(path).start()
-    second = LiveHub(path).start()  # replaces the stale file, as a restarted web app does
+    with pytest.raises(OSError) as refused:
+        LiveHub(path).start()
+    assert refused.value.errno == errno.EADDRINUSE
+    assert path.exists()
+    assert first.sock is not None
+    first.sock.close()  # as if its process had died: the file is stale once its read returns
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            second = LiveHub(path).start()  # replaces the stale file, as a restarted web app does
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "the closed hub's socket still listens after 5 s"
+            time.sleep(0.05)
     first.close()
     assert path.exists(), "the older hub removed the newer hub's socket file"
     second.close()

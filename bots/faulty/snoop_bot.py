@@ -65,23 +65,22 @@ def _scope():
     scope = os.environ.get("ARENA_TEST_TOKEN_SCOPE", "")
     if not scope.isdigit():
         return pids
-    root = int(scope)
-    parent = {pid: _parent_pid(pid) for pid in pids}
-    inside = {root}
-    grew = True
-    while grew:
-        grew = False
-        for pid, pp in parent.items():
-            if pp in inside and pid not in inside:
-                inside.add(pid)
-                grew = True
-    return sorted(inside)
+    children = {}
+    for pid in pids:
+        children.setdefault(_parent_pid(pid), []).append(pid)
+    inside, todo = [], [int(scope)]
+    while todo:
+        pid = todo.pop()
+        inside.append(pid)
+        todo.extend(children.get(pid, []))
+    return inside
 
 
 def _tokens(sources=("cmdline", "environ")):
     mine = os.environ.get("ARENA_TOKEN", "")
     found = set()
-    for f in [f"/proc/{pid}/{source}" for source in sources for pid in _scope()]:
+    pids = _scope()
+    for f in [f"/proc/{pid}/{source}" for source in sources for pid in pids]:
         try:
             with open(f, "rb") as fh:
                 data = fh.read().decode("utf-8", "replace")

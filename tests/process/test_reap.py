@@ -23,6 +23,7 @@ from .helpers import (
     marked,
     run_markers,
     start,
+    status_counts_plain,
     survivors,
     wait_for_finished,
     wait_until,
@@ -36,19 +37,32 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _stop_all(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
 def _freeze_a_worker_with_a_bot(workers: list[ProcessRef], run_marker: list[str]) -> ProcessRef:
-    """SIGSTOP a worker while a bot of the run (``ARENA_RUN`` in its environment) runs under it,
-    so that something marked is left when the coordinator dies; between two matches a worker
-    has no bot, so freeze, look, and thaw to try again until one has (on a loaded machine the
-    moment matters)."""
+    """SIGSTOP a worker and everything under it while a bot of the run (``ARENA_RUN`` in its
+    environment) runs there, so that something marked is left when the coordinator dies.
+
+    Between two matches a worker has no bot, so freeze, look, and thaw to try again until one
+    has (on a loaded machine the moment matters).  The bots are frozen too: a bot whose match
+    has just ended exits by itself, frozen worker or not, and then nothing marked is left
+    (the failure of one clean-clone run)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for w in workers:
             if not descendants(w.pid):
                 continue
             os.kill(w.pid, signal.SIGSTOP)
-            if set(marked(run_marker)) & {r.pid for r in descendants(w.pid)}:
+            below = [r.pid for r in descendants(w.pid)]
+            _stop_all(below, signal.SIGSTOP)
+            time.sleep(0.2)  # one already exiting is a zombie by now, not counted below
+            if set(marked(run_marker)) & set(below):  # read after the stop: a bot still there
                 return w
+            _stop_all(below, signal.SIGCONT)
             os.kill(w.pid, signal.SIGCONT)
         time.sleep(0.05)
     raise AssertionError("no worker had a marked bot to freeze within 60 s")
@@ -63,7 +77,11 @@ def test_resume_reaps_a_dead_runs_leftovers(sqlite_url: str, arena_home: Path, t
     try:
         wait_for_finished(run, sqlite_url, tid)
         bots = str(arena_home / "artifacts")
-        wait_until(lambda: bool(marked([bots])), 30, "bots running")
+        try:
+            wait_until(lambda: bool(marked([bots])), 30, "bots running")
+        except AssertionError as exc:  # say where the run was: ended, or between matches
+            state = f"run exit {run.proc.poll()}, matches {status_counts_plain(sqlite_url, tid)}"
+            raise AssertionError(f"{exc}; {state}; its log ends: {run.output()[-2000:]}") from exc
         workers = [r for r in descendants(run.proc.pid) if "spawn_main" in _cmdline(r.pid)]
         assert len(workers) == 2, workers
         markers = run_markers(arena_home)

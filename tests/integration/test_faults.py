@@ -143,7 +143,9 @@ def check_two_players(case: Case, faulty_seat: int, sandbox: SandboxLimits | Non
     elif case.reason is Reason.STALLED:
         # keepalive 300 ms + 300 ms ping timeout: far sooner than the 10 s move time
         assert used < 5000, evidence
-        assert elapsed < 8.0
+        # the whole match (bots' start-up included) ends before one move time has passed: a
+        # referee that waited for the deadline could not (8 s here failed once: 8.6 s, loaded)
+        assert elapsed < control.move_time, elapsed
         assert "stopped" in forfeit.detail
     elif case.reason is Reason.CRASHED:
         assert "leaving the pool" in evidence["stderr_tail"]

@@ -23,7 +23,7 @@ from arena.store.bots import add_bot, add_remote_bot
 from arena.store.db import Database
 
 ROOT = Path(__file__).resolve().parents[2]
-AWAY = 0.6  # seconds the in-process seat stays away
+AWAY = 2.0  # seconds the in-process seat stays away
 
 
 def decisions_with_away(record: str) -> list[dict[str, Any]]:
@@ -31,9 +31,12 @@ def decisions_with_away(record: str) -> list[dict[str, Any]]:
 
 
 def test_time_away_is_recorded_apart_and_not_charged() -> None:
-    """In memory: seat 1's stream drops at its 3rd request and is re-attached 0.6 s later, on a
-    0.2 s + 0.3 s clock.  Its think time excludes the 0.6 s, its bank is untouched."""
-    control = TimeControl(move_time=0.2, bank=0.3)
+    """In memory: seat 1's stream drops at its 3rd request and is re-attached 2 s later, on a
+    1 s + 1 s clock.  Its think time excludes the 2 s, its bank is untouched.
+
+    The bounds on think time are half the time away: an answer that comes at once stays far
+    below them on a loaded machine, a referee that charged the time away cannot."""
+    control = TimeControl(move_time=1.0, bank=1.0)
     count = 0
     banks: list[int] = []
 
@@ -52,9 +55,9 @@ def test_time_away_is_recorded_apart_and_not_charged() -> None:
     (line,) = decisions_with_away(result.replay)
     assert line["seat"] == 1
     assert line["away_ms"] >= AWAY * 1000 * 0.9, line
-    assert line["ms"] < 150, line  # the greedy answer came at once after the reattach
-    assert banks[2] == banks[3] == banks[4] == 300  # asked, asked again after the reattach, next one
-    assert result.seats[1].think_max < 0.15
+    assert line["ms"] < AWAY * 1000 / 2, line  # the greedy answer came at once after the reattach
+    assert banks[2] == banks[3] == banks[4] == 1000  # asked, asked again after the reattach, next one
+    assert result.seats[1].think_max < AWAY / 2
     think_s = replay(result.replay).result["think_s"]
     assert think_s[1] == pytest.approx(result.seats[1].think_total, abs=1e-3)
     assert think_s[1] < AWAY

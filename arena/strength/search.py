@@ -126,7 +126,12 @@ class Params:
         400 in-process games per range): on eight seed ranges (2000, 3000, 4000, 5000, 8000, 9000,
         11000, 12000) +231 / +253 / +246 / +233 / +220 / +212 / +235 / +219 against +249 / +207 /
         +226 / +245 / +210 / +206 / +221 / +214 uncalibrated (+9 on average, six of eight up); a
-        quarter weight +228 on the first four (+232 uncalibrated), full weight +184 / +228."""
+        quarter weight +228 on the first four (+232 uncalibrated), full weight +184 / +228.
+
+        In 4 players a chip is worth 0.55 points while the end is far (``Potential.chip``; 0.45
+        elsewhere): paired against the 0.45 default on the same 1,600 in-process games per seed
+        range (2026-12-03, thirteenth session), +10 (seeds 3000-3399) and +12 (5000-5399) Elo,
+        each about +-9; 0.35 / 0.65 / 0.8 measured -1 / -2 / -6."""
         if players == 2:
             return Params(
                 potential=Potential(rho=(0.0, 0.0, 0.3, 0.24, 0.2, 0.0)),
@@ -134,7 +139,13 @@ class Params:
                 wide=0.5,
                 calibration=0.5,
             )
-        return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0), calibration=0.5 if players == 4 else 0.0)
+        if players == 4:
+            return Params(
+                potential=Potential(chip=0.55),
+                setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0),
+                calibration=0.5,
+            )
+        return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0))
 
 
 # ----------------------------------------------------------------------------- worth models

@@ -139,13 +139,10 @@ class Params:
                 wide=0.5,
                 calibration=0.5,
             )
+        setup: ByValue = (0.0, 0.0, 1.0, 3.0, 2.0, 0.0)
         if players == 4:
-            return Params(
-                potential=Potential(chip=0.55),
-                setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0),
-                calibration=0.5,
-            )
-        return Params(setup=(0.0, 0.0, 1.0, 3.0, 2.0, 0.0))
+            return Params(potential=Potential(chip=0.55), setup=setup, calibration=0.5)
+        return Params(setup=setup)
 
 
 # ----------------------------------------------------------------------------- worth models

@@ -37,7 +37,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def _stop_all(pids: list[int], sig: signal.Signals) -> None:
+def _signal_all(pids: list[int], sig: signal.Signals) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
@@ -57,13 +57,12 @@ def _freeze_a_worker_with_a_bot(workers: list[ProcessRef], run_marker: list[str]
             if not descendants(w.pid):
                 continue
             os.kill(w.pid, signal.SIGSTOP)
-            below = [r.pid for r in descendants(w.pid)]
-            _stop_all(below, signal.SIGSTOP)
+            frozen = [w.pid, *(r.pid for r in descendants(w.pid))]
+            _signal_all(frozen[1:], signal.SIGSTOP)
             time.sleep(0.2)  # one already exiting is a zombie by now, not counted below
-            if set(marked(run_marker)) & set(below):  # read after the stop: a bot still there
+            if set(marked(run_marker)) & set(frozen):  # read after the stop: a bot still there
                 return w
-            _stop_all(below, signal.SIGCONT)
-            os.kill(w.pid, signal.SIGCONT)
+            _signal_all(frozen, signal.SIGCONT)
         time.sleep(0.05)
     raise AssertionError("no worker had a marked bot to freeze within 60 s")
 

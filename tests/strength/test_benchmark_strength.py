@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,13 +14,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_quick_run_prints_every_figure(tmp_path: Path) -> None:
-    env = {**os.environ, "ARENA_HOME": tempfile.mkdtemp(prefix="arena-strength-bench-")}
+    # a short home (bots' Unix socket paths live under it; pytest's tmp_path can be too long),
+    # removed afterwards: the run must leave nothing in the system's temporary folder
+    home = tempfile.mkdtemp(prefix="arena-strength-bench-")
+    env = {**os.environ, "ARENA_HOME": home}
     out = tmp_path / "strength.json"
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "strength.py"), "--quick", "--quiet",
-         "--only", "greedy-2p", "search-4p", "--parallel", "--json", str(out)],
-        capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "strength.py"), "--quick", "--quiet",
+             "--only", "greedy-2p", "search-4p", "--parallel", "--json", str(out)],
+            capture_output=True, text=True, timeout=600, env=env,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
     needles = (

@@ -55,20 +55,39 @@ def params_from_text(text: str) -> Params:
     """Search parameters from ``key=value;...`` overrides (for tuning): ``setup=0,0,3,2,1,0``,
     ``lam=...``, ``rho=...``, ``chip=0.45``, ``horizon``, ``pace``, ``focus``, ``last_turn_scale``, ``risk``,
     ``players=4`` (start from that table size's defaults)."""
-    from .search import Params
+    from dataclasses import fields as dataclass_fields
 
-    fields = dict(part.split("=", 1) for part in text.split(";") if part)
-    base = Params.for_players(int(fields.pop("players", "2")))
-    pot = base.potential
-    top: dict[str, object] = {}
-    low: dict[str, object] = {}
-    for k, v in fields.items():
-        value: object = tuple(float(x) for x in v.split(",")) if "," in v else float(v)
-        if k == "max_spend":
-            value = int(v)
-        if k == "final_round_result":
-            value = v == "1"
-        (low if k in ("lam", "rho", "chip", "horizon", "pace") else top)[k] = value
+    from .search import Params
+    from .worth import Potential
+
+    fields: dict[str, str] = {}
+    for part in text.split(";"):
+        if not part:
+            continue
+        key, sep, val = part.partition("=")
+        if not sep or not key:
+            raise ValueError(f"a search parameter is key=value, got {part!r}")
+        fields[key.strip()] = val.strip()
+    low_keys = {f.name for f in dataclass_fields(Potential)}
+    top_keys = {f.name for f in dataclass_fields(Params)} - {"potential"}
+    unknown = sorted(set(fields) - low_keys - top_keys - {"players"})
+    if unknown:
+        known = ", ".join([*sorted(low_keys | top_keys), "players"])
+        raise ValueError(f"unknown search parameter(s) {', '.join(unknown)}; known: {known}")
+    try:
+        base = Params.for_players(int(fields.pop("players", "2")))
+        pot = base.potential
+        top: dict[str, object] = {}
+        low: dict[str, object] = {}
+        for k, v in fields.items():
+            value: object = tuple(float(x) for x in v.split(",")) if "," in v else float(v)
+            if k == "max_spend":
+                value = int(v)
+            if k == "final_round_result":
+                value = v == "1"
+            (low if k in low_keys else top)[k] = value
+    except ValueError as exc:
+        raise ValueError(f"bad search parameters {text!r}: {exc}") from None
     return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,92 @@
+"""The paired sweep (``python -m arena.strength.sweep``): variants on the same duplicate groups,
+each compared with the first group by group."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.strength.duel import factory, params_from_text
+from arena.strength.sweep import paired, sweep
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_paired_difference_and_its_interval() -> None:
+    ref = [0.5, 0.6, 0.7, 0.4]
+    var = [0.6, 0.6, 0.8, 0.5]  # +0.1, 0, +0.1, +0.1
+    r = paired(ref, var, "v")
+    assert r.diff == pytest.approx(0.075)
+    # sd of (0.1, 0, 0.1, 0.1) = 0.05; half width 1.96 * 0.05 / 2
+    assert r.half_width == pytest.approx(1.959963984540054 * 0.05 / 2)
+    assert r.elo_change is not None and r.elo_change > 0
+    assert r.elo_change_low is not None and r.elo_change_high is not None
+    assert r.elo_change_low < r.elo_change < r.elo_change_high
+    with pytest.raises(ValueError, match="same two or more groups"):
+        paired([0.5], [0.6], "v")
+    with pytest.raises(ValueError, match="same two or more groups"):
+        paired([0.5, 0.5], [0.6], "v")
+
+
+def test_same_variant_twice_differs_by_exactly_nothing_and_another_does_not() -> None:
+    variants = ["greedy-naive", "greedy-naive", "greedy"]
+    results = sweep(variants, "greedy-naive", 2, 40, 4, jobs=2, report=False)
+    ref, same, other = results
+    assert ref.diff is None and ref.groups == 4
+    assert ref.share == pytest.approx(0.5)  # the naive greedy against itself: every seating once
+    assert same.diff == 0.0 and same.half_width == 0.0 and same.elo_change == 0.0
+    assert other.diff is not None and other.diff != 0.0
+    # deterministic: one worker process gives the same figures
+    again = sweep(["greedy-naive", "greedy"], "greedy-naive", 2, 40, 4, jobs=1, report=False)
+    assert again[1].share == other.share and again[1].diff == other.diff
+
+
+def test_unknown_or_malformed_search_parameters_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"unknown search parameter.*bogus"):
+        factory("search:bogus=1")
+    with pytest.raises(ValueError, match="key=value"):
+        factory("search:chip")
+    with pytest.raises(ValueError, match="bad search parameters"):
+        factory("search:chip=x")
+    p = params_from_text("players=4;chip=0.5;max_spend=3;setup=0,0,1,2,3,0")
+    assert p.potential.chip == 0.5 and p.max_spend == 3 and p.setup == (0.0, 0.0, 1.0, 2.0, 3.0, 0.0)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.strength.sweep", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_command_line_prints_and_writes_every_variant(tmp_path: Path) -> None:
+    out = tmp_path / "sweep.json"
+    proc = _cli("--players", "2", "--seed", "7", "--groups", "2", "--against", "greedy-naive",
+                "greedy-naive", "search", "--json", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    head = "paired sweep: 2 variant(s) against greedy-naive, 2 players, groups 7..8 (4 games each)"
+    assert head in proc.stdout
+    assert "(reference)" in proc.stdout and "paired: share" in proc.stdout
+    data = json.loads(out.read_text())
+    assert [d["variant"] for d in data] == ["greedy-naive", "search"]
+    assert data[0]["diff"] is None and data[1]["groups"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("nobody",), "unknown policy 'nobody'"),
+        (("search:bogus=1",), "unknown search parameter"),
+        (("--groups", "1", "greedy"), "--groups must be at least 2"),
+        (("--players", "5", "greedy"), "invalid choice"),
+    ],
+)
+def test_command_line_refuses_bad_input_with_a_clear_message(args: tuple[str, ...], message: str) -> None:
+    proc = _cli(*args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -21,6 +21,8 @@ class Tmux:
 
     def __init__(self, name: str) -> None:
         self.base = ["tmux", "-L", name, "-f", "/dev/null"]
+        # where tmux puts the server's socket for -L NAME (kill-server leaves the file behind)
+        self.socket = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name
 
     def __call__(self, *args: str) -> str:
         done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=30)
@@ -48,6 +50,7 @@ def tmux() -> Iterator[Tmux]:
     server = Tmux(f"arena-test-{os.getpid()}-{time.monotonic_ns()}")
     yield server
     subprocess.run([*server.base, "kill-server"], capture_output=True, timeout=30)
+    server.socket.unlink(missing_ok=True)
 
 
 def test_viewer_redraws_on_resize_and_says_when_too_small(home: Path, tmux: Tmux) -> None:

@@ -124,14 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("candidate")
     ap.add_argument("baseline")
-    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
+    if args.seed < 0:
+        ap.error("--seed must be 0 or more")
+    try:
+        candidate, baseline = factory(args.candidate), factory(args.baseline)
+    except ValueError as exc:
+        ap.error(str(exc))
     start = time.monotonic()
     groups = max(1, args.games // args.players)
-    s = duel(factory(args.candidate), factory(args.baseline), args.players, groups, args.seed,
-             names=(args.candidate, args.baseline))  # fmt: skip
+    s = duel(candidate, baseline, args.players, groups, args.seed, names=(args.candidate, args.baseline))
     print(
         f"{s.candidate} vs {s.baseline}, {s.players}p, {s.games} games: share {s.share.estimate:.3f} "
         f"Elo {s.elo.estimate:+.0f} [{s.elo.low:+.0f}, {s.elo.high:+.0f}] score diff "

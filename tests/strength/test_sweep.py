@@ -90,3 +90,12 @@ def test_command_line_refuses_bad_input_with_a_clear_message(args: tuple[str, ..
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_duel_command_refuses_bad_names_with_a_clear_message() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena.strength.duel", "search:chip", "greedy"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "a search parameter is key=value" in proc.stderr and "Traceback" not in proc.stderr

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from arena.engine import GreedyPolicy, Policy, RandomPolicy, play_game
+from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import GameOutcome, GroupOutcome, Summary, summarize
 
 if TYPE_CHECKING:
@@ -128,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    if args.seed < 0:
-        ap.error("--seed must be 0 or more")
+    if not 0 <= args.seed <= SEED_LIMIT - max(1, args.games // args.players):
+        ap.error("--seed must be 0 or more and the groups' seeds below 2**63 (a match seed's limit)")
     try:
         candidate, baseline = factory(args.candidate), factory(args.baseline)
     except ValueError as exc:

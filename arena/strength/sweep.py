@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import elo_from_share
 
 from .duel import factory, play_group
@@ -133,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.groups < 2:
         ap.error("--groups must be at least 2 (a paired interval needs two groups)")
-    if args.seed < 0:
-        ap.error("--seed must be 0 or more")
+    if not 0 <= args.seed <= SEED_LIMIT - args.groups:
+        ap.error("--seed must be 0 or more and --seed + --groups at most 2**63 (match seeds are below 2**63)")
     try:
         for name in (*args.variants, args.against):
             factory(name)

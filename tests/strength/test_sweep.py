@@ -83,6 +83,8 @@ def test_command_line_prints_and_writes_every_variant(tmp_path: Path) -> None:
         (("search:bogus=1",), "unknown search parameter"),
         (("--groups", "1", "greedy"), "--groups must be at least 2"),
         (("--players", "5", "greedy"), "invalid choice"),
+        (("--seed", "-1", "greedy"), "--seed must be 0 or more"),
+        (("--seed", str(2**63 - 1), "--groups", "2", "greedy"), "at most 2**63"),
     ],
 )
 def test_command_line_refuses_bad_input_with_a_clear_message(args: tuple[str, ...], message: str) -> None:

@@ -129,14 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    if not 0 <= args.seed <= SEED_LIMIT - max(1, args.games // args.players):
+    groups = max(1, args.games // args.players)
+    if not 0 <= args.seed <= SEED_LIMIT - groups:
         ap.error("--seed must be 0 or more and the groups' seeds below 2**63 (a match seed's limit)")
     try:
         candidate, baseline = factory(args.candidate), factory(args.baseline)
     except ValueError as exc:
         ap.error(str(exc))
     start = time.monotonic()
-    groups = max(1, args.games // args.players)
     s = duel(candidate, baseline, args.players, groups, args.seed, names=(args.candidate, args.baseline))
     print(
         f"{s.candidate} vs {s.baseline}, {s.players}p, {s.games} games: share {s.share.estimate:.3f} "

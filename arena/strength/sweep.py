@@ -29,11 +29,11 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from arena.engine.chance import SEED_LIMIT
-from arena.evaluation import elo_from_share
+from arena.evaluation import CONFIDENCE, elo_from_share, normal_quantile
 
 from .duel import factory, play_group
 
-Z95 = 1.959963984540054
+Z95 = normal_quantile(0.5 + CONFIDENCE / 2.0)  # the 95% intervals of arena.evaluation
 
 
 @dataclass(frozen=True)

@@ -4,19 +4,22 @@ Registers the sample bots in ``bots/`` (new versions only when a file changed), 
 round robin with 2- and 4-player tables, every seat rotation and duplicate dice, prints the
 leaderboard with 95% intervals, and exports every replay as a JSON Lines file.
 
-Usage: ``python -m arena.demo [--games N] [--move-time S] [--jobs J]`` (``./dev demo``).
+Usage: ``python -m arena.demo [--games N] [--move-time S] [--jobs J] [--seed S]`` (``./dev demo``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlmodel import select
 
+from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
 from arena.sandbox import SandboxLimits, bwrap_problem
 from arena.store.bots import DuplicateUploadError, add_bot
@@ -58,13 +61,55 @@ def export_replays(db: Database, tournament_id: int, folder: Path) -> int:
     return len(ids)
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}; give {low} or more")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0; give e.g. 0.2")
+    return value
+
+
+def _seed(text: str) -> int:
+    """An argparse type: a tournament seed, 0 <= seed < 2**63 (the limit of a match seed, rules §5)."""
+    value = _at_least(0)(text)
+    if value >= SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"{value} is not below 2**63; give 0 to {SEED_LIMIT - 1}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; returns the exit status."""
-    parser = argparse.ArgumentParser(description="Pool Arena demo tournament of the sample bots")
-    parser.add_argument("--games", type=int, default=2, help="seeds per table (default 2)")
-    parser.add_argument("--move-time", type=float, default=0.2, help="seconds per decision (default 0.2)")
-    parser.add_argument("--jobs", type=int, default=default_jobs(), help="matches in parallel")
-    parser.add_argument("--seed", type=int, default=None, help="tournament seed (default: random)")
+    parser = argparse.ArgumentParser(
+        prog="./dev demo", description="Pool Arena demo tournament of the sample bots"
+    )
+    parser.add_argument("--games", type=_at_least(1), default=2, help="seeds per table (default 2)")
+    parser.add_argument(
+        "--move-time", type=_seconds, default=0.2, help="seconds per decision, above 0 (default 0.2)"
+    )
+    parser.add_argument("--jobs", type=_at_least(1), default=default_jobs(), help="matches in parallel")
+    parser.add_argument(
+        "--seed", type=_seed, default=None,
+        help=f"tournament seed, 0 to {SEED_LIMIT - 1}: the same seed deals the same dice "
+        "(default: random, printed)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     console = make_console()
     try:
@@ -79,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             f"[yellow]note:[/yellow] {problem}; the sample bots are our own, so the demo runs them "
             "unsandboxed (user bots are refused without a sandbox unless you pass --no-sandbox)."
         )
-    seed = random.randrange(2**32) if args.seed is None else args.seed
+    seed = random.randrange(2**32) if args.seed is None else args.seed  # printed below: rerunnable
     t = create(
         db,
         bots,
@@ -96,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         f"Demo tournament {t.id}: {', '.join(bots)}; round robin with 2- and 4-player tables, every seat "
         f"rotation, duplicate dice; {total} matches, {args.jobs} in parallel, "
-        f"{args.move_time:g}s per decision."
+        f"{args.move_time:g}s per decision; seed {seed} (the same matches again: "
+        f"./dev demo --seed {seed})."
     )
     with TournamentDisplay(f"tournament {t.id}", total=total) as display:
         run_tournament(db, t.id, jobs=args.jobs, progress=display)

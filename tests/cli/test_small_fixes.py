@@ -1,5 +1,5 @@
-"""Small CLI truths: a bad --termination is refused, a tournament's progress shows its total from
-the start, and after Ctrl-C ``tournament show`` says the tournament is interrupted, not running."""
+"""Small CLI truths: a bad --termination is refused, the demo prints its seed and refuses bad
+arguments, a tournament's progress shows its total from the start, and after Ctrl-C ``tournament show`` says the tournament is interrupted, not running."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from .helpers import ARENA, ROOT, arena_env, run_arena
 from .test_interrupt import SLEEPY_BOT
@@ -84,10 +86,35 @@ def test_tournament_progress_and_show_tell_the_truth(home: Path) -> None:
 
 def test_demo_prints_match_counts_in_words(home: Path) -> None:
     demo = subprocess.run(
-        [sys.executable, "-m", "arena.demo", "--games", "1", "--move-time", "0.05", "--jobs", "2"],
+        [sys.executable, "-m", "arena.demo", "--games", "1", "--move-time", "0.05", "--jobs", "2",
+         "--seed", "4711"],
         cwd=home, env=arena_env(home), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert demo.returncode == 0, demo.stdout + demo.stderr
     line = next(line for line in demo.stdout.splitlines() if line.startswith("Matches:"))
     assert re.fullmatch(r"Matches: \d+ finished(, \d+ \w+)*\. Database: \S+", line), line
     assert "{" not in line and "'" not in line
+    text = " ".join(demo.stdout.split())  # the console wraps the header at its width
+    assert "duplicate dice; " in text and "seed 4711 (the same matches again: ./dev demo --seed 4711)" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--games", "0"], "argument --games: 0 is below 1; give 1 or more"),
+        (["--games", "x"], "argument --games: 'x' is not a whole number"),
+        (["--jobs", "0"], "argument --jobs: 0 is below 1"),
+        (["--move-time", "-1"], "argument --move-time: -1 is not above 0"),
+        (["--move-time", "nan"], "argument --move-time: nan is not above 0"),
+        (["--seed", "-3"], "argument --seed: -3 is below 0"),
+        (["--seed", str(2**63)], f"is not below 2**63; give 0 to {2**63 - 1}"),
+    ],
+)
+def test_demo_refuses_bad_arguments_before_playing(home: Path, args: list[str], message: str) -> None:
+    demo = subprocess.run(
+        [sys.executable, "-m", "arena.demo", *args],
+        cwd=home, env=arena_env(home), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert demo.returncode == 2, demo.stdout + demo.stderr
+    assert message in demo.stderr and "Traceback" not in demo.stderr, demo.stderr
+    assert demo.stdout == "" and not (home / "arena.db").exists()  # nothing played, nothing stored

@@ -13,8 +13,8 @@ The plan: with ``jobs`` workers and the cores this process may use (``os.sched_g
 so ``taskset`` and cgroup limits are honoured), worker ``k`` (in start order) gets core
 ``cores[k]``.  Pinning is used only when it cannot unbalance the machine: at least two workers,
 no more workers than cores.  ``ARENA_PIN_WORKERS=0`` (or ``pin=False``) turns it off.
-A local Dask cluster (``--local-cluster N``) pins its worker processes the same way; a Dask
-worker the nanny restarts after a crash runs unpinned.
+A local Dask cluster (``--local-cluster N``) pins its worker processes the same way, a worker
+the nanny restarts after a crash back on its old core (``cluster.LocalWorkerSetup``).
 """
 
 from __future__ import annotations

@@ -266,6 +266,29 @@ def quiet_worker(dask_worker: Worker) -> None:
             callback.stop()
 
 
+class LocalWorkerSetup(WorkerPlugin):
+    """A local cluster's worker setup, applied by the scheduler to every worker that joins, so
+    also to one the nanny restarts after a crash: the profiler stopped (:func:`quiet_worker`) and,
+    with ``cores``, the worker pinned to ``cores[name % len(cores)]`` (LocalCluster names its
+    workers 0, 1, ...; a restarted worker keeps its name, so it gets its old core back)."""
+
+    idempotent = True
+    name = "arena-local-worker-setup"
+
+    def __init__(self, cores: tuple[int, ...] | None) -> None:
+        self.cores = cores
+
+    def setup(self, worker: Worker) -> None:
+        quiet_worker(worker)
+        if not self.cores:
+            return
+        try:
+            k = int(str(worker.name))
+        except ValueError:
+            k = 0
+        affinity.pin_process(self.cores[k % len(self.cores)])
+
+
 def dask_setup(worker: Worker) -> None:
     """``--preload arena.tournament.cluster``: the worker's profiler stopped; nothing else to do
     until the first match."""
@@ -606,7 +629,8 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     """A Dask cluster of ``workers`` processes on this machine (one match at a time each), and
     a client of it; both are closed afterwards.  Its workers are pinned to a core each as local
     workers are (:mod:`arena.tournament.affinity`; ``pin`` None: by ``ARENA_PIN_WORKERS``) and
-    run without Dask's profiler (:func:`quiet_worker`)."""
+    run without Dask's profiler (:func:`quiet_worker`), a worker the nanny restarts after a crash
+    too (:class:`LocalWorkerSetup`)."""
     cluster = LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=workers,
         threads_per_worker=1,
@@ -619,12 +643,7 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
         client = Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         try:
             client.wait_for_workers(workers)
-            client.run(quiet_worker)
-            cores = affinity.wanted(workers, pin)
-            if cores is not None:
-                addresses = sorted(client.scheduler_info()["workers"])
-                for core, address in zip(cores, addresses, strict=False):
-                    client.run(affinity.pin_process, core, workers=[address])
+            client.register_plugin(LocalWorkerSetup(affinity.wanted(workers, pin)))
             yield client
         finally:
             client.close()  # type: ignore[no-untyped-call]

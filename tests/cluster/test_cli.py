@@ -128,3 +128,32 @@ def test_a_local_cluster_pins_its_workers_and_stops_their_profiler() -> None:
     assert sorted(tuple(cores) for _, cores in seen.values()) == [(allowed[0],), (allowed[1],)]
     with local_cluster(2, pin=False) as client:
         assert all(cores == allowed for _, cores in client.run(_worker_setup).values())
+
+
+def _name_pid_cores(dask_worker: Any) -> tuple[str, int, list[int], list[str]]:
+    cores = sorted(os.sched_getaffinity(0))
+    return str(dask_worker.name), os.getpid(), cores, sorted(dask_worker.periodic_callbacks)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_a_worker_the_nanny_restarts_is_pinned_and_quiet_again() -> None:
+    from arena.tournament.cluster import PROFILER_CALLBACKS, local_cluster
+
+    allowed = sorted(os.sched_getaffinity(0))
+    with local_cluster(2) as client:
+        before = {name: (pid, cores) for name, pid, cores, _ in client.run(_name_pid_cores).values()}
+        victim = sorted(before)[1]
+        os.kill(before[victim][0], signal.SIGKILL)  # a worker process dies; its nanny restarts it
+        deadline = time.monotonic() + 60
+        while True:
+            seen = client.run(_name_pid_cores, on_error="ignore").values()  # the dead one fails
+            after = {name: (pid, cores, cbs) for name, pid, cores, cbs in seen}
+            if victim in after and after[victim][0] != before[victim][0]:
+                break
+            assert time.monotonic() < deadline, f"worker {victim} not restarted: {after}"
+            time.sleep(0.2)
+        assert sorted(after) == sorted(before)
+        for name, (_, cores, callbacks) in after.items():
+            assert cores == before[name][1] and len(cores) == 1 and cores[0] in allowed, (name, after)
+            assert "heartbeat" in callbacks and not set(PROFILER_CALLBACKS) & set(callbacks), callbacks
+

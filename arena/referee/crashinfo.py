@@ -9,10 +9,21 @@ from __future__ import annotations
 import re
 
 EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Fault)(?::\s.*)?$"
+    r"^(?:Uncaught )?(?:[A-Za-z_][\w]*\.)*[A-Za-z_]*(?:Error|Exception|Interrupt|Exit|Fault)"
+    r"(?: \[\w+\])?(?::\s.*)?$"  # Python's ``ValueError: x``, Node's ``TypeError [ERR_X]: x``, Java's
+    r"|^Exception in thread .*"  # Java's uncaught exception
+    r"|^(?:panic|fatal error|error(?:\[\w+\])?): .+"  # Go's panic, C/Rust/Go fatal errors
+    r"|^thread '.*' panicked at .*"  # Rust's panic
+    r"|^terminate called after throwing .*"  # C++'s uncaught exception
 )
-# lines that frame an error rather than state it: stack frames, source excerpts, runtime banners
-NOISE = re.compile(r"^(?:File \"|at |Traceback \(|Node\.js v|\^+$|~+$|\[arena: )")
+# lines that frame an error rather than state it: stack frames, source excerpts, runtime banners,
+# the properties and brackets of Node's printed error object, Node's require stack
+NOISE = re.compile(
+    r"^(?:File \"|at |Traceback \(|Node\.js v|\^+$|~+$|\[arena: |Require stack:$|- /|node:internal"
+    r"|goroutine \d+ |note: run with )"
+    r"|^[\]}),;{\[]+$"
+    r"|^[a-z_]\w*: (?:'.*'|\".*\"|-?\d+|\[.*|\{.*|true|false|null|undefined),?$"
+)
 LINE_LIMIT = 300
 GENERIC_STREAM_END = "the stream ended"
 
@@ -20,15 +31,21 @@ GENERIC_STREAM_END = "the stream ended"
 def exception_line(stderr_tail: str) -> str | None:
     """The line of ``stderr_tail`` that names the bot's error, or None when it wrote nothing.
 
-    The last line that looks like an exception (``ZeroDivisionError: division by zero``,
-    ``SyntaxError: invalid syntax``, Node's ``Error: boom``), else the last non-empty line that
-    is not a stack frame or a runtime banner, else the last non-empty line; at most 300 chars.
+    The last line that looks like an exception or a fatal error (``ZeroDivisionError: division by
+    zero``, ``SyntaxError: invalid syntax``, Node's ``Error: Cannot find module 'x'``, Java's
+    ``Exception in thread "main" ...``, Go's ``panic: ...``, Rust's ``thread 'main' panicked at
+    ...``), else the last non-empty line that is not a stack frame, a runtime banner or a piece of
+    a printed error object, else the last non-empty line; at most 300 chars.
     """
     lines = [line.strip() for line in stderr_tail.splitlines() if line.strip()]
     if not lines:
         return None
-    for line in reversed(lines):
+    for k in range(len(lines) - 1, -1, -1):
+        line = lines[k]
         if EXCEPTION_LINE.match(line):
+            follow = lines[k + 1] if k + 1 < len(lines) else ""
+            if follow and not NOISE.match(follow) and (line.endswith(":") or follow.startswith("what():")):
+                line = f"{line} {follow}"  # Rust's panic message, C++'s what(), on the next line
             return line[:LINE_LIMIT]
     for line in reversed(lines):
         if not NOISE.match(line):

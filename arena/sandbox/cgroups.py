@@ -128,6 +128,24 @@ class BotCgroup:
             return None
         return None
 
+    def oom_kills(self) -> int:
+        """How many processes of the cgroup the kernel's out-of-memory killer has killed for
+        reaching its memory limit (``oom_kill`` of ``memory.events``, cgroup v2, or of
+        ``memory.oom_control``, v1); 0 where the kernel does not say."""
+        path = self.dirs[""] / "memory.events" if self.v2 else None
+        if not self.v2 and "memory" in self.dirs:
+            path = self.dirs["memory"] / "memory.oom_control"
+        if path is None:
+            return 0
+        try:
+            for line in _read(path).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
     def pids(self) -> set[int]:
         """The processes currently in the cgroup."""
         out: set[int] = set()

@@ -263,7 +263,7 @@ class BotProcess:
         if self.proc is None:
             return None
         if self.proc.returncode is not None:
-            return ProcessStatus.EXITED, _exit_text(self.proc.returncode)
+            return ProcessStatus.EXITED, self._exit_text(self.proc.returncode)
         try:
             stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
         except OSError:
@@ -313,9 +313,19 @@ class BotProcess:
             if err is not None:
                 await asyncio.wait({err.task}, timeout=stderr_wait)
             if not self._stopping:
-                callback(_exit_text(code))
+                callback(self._exit_text(code))
 
         self._watch = asyncio.create_task(watch())
+
+    def _exit_text(self, code: int) -> str:
+        """How the process ended, in words; a kill by the kernel's out-of-memory killer in the
+        bot's cgroup is said as such, with the sandbox's memory limit (the exit status alone,
+        137 or SIGKILL, does not tell it from any other kill)."""
+        text = _exit_text(code)
+        limit = self.sandbox.memory_mb if self.sandbox is not None else None
+        if self.cgroup is not None and limit is not None and self.cgroup.oom_kills() > 0:
+            text += f": out of memory, the sandbox's limit of {limit} MiB reached (the kernel killed it)"
+        return text
 
     def evidence(self) -> dict[str, str]:
         """The tail of the bot's stderr (for forfeit records)."""

@@ -190,6 +190,8 @@ def test_memory_hog(shared_referee: SharedReferee, tmp_path: Path) -> None:
     )
     forfeit = played.result.forfeits[0]
     assert "SIGKILL" in forfeit.detail or "status 137" in forfeit.detail, forfeit.detail
+    # said as what it was: the kernel's out-of-memory kill at the sandbox's limit
+    assert f"out of memory, the sandbox's limit of {LIMITS.memory_mb} MiB reached" in forfeit.detail
     held = [int(x.split("holding ")[1].split()[0]) for x in played.stderr(0).splitlines() if "holding" in x]
     assert held, played.stderr(0)
     assert max(held) <= LIMITS.memory_mb, held  # it never held more than its limit

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from sqlmodel import select
 
 from arena.store.db import Database
@@ -159,3 +161,20 @@ def test_a_match_without_forfeits_exits_0(home: Path, tmp_path: Path) -> None:
     run = arena("match", "greedy", "random", "--seed", "5", "--no-sandbox", home=home, cwd=tmp_path)
     assert run.code == 0, run.stderr
     assert "forfeited" not in run.stderr
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js (./dev test installs it)")
+def test_a_node_bot_missing_a_module_is_told_which(home: Path, tmp_path: Path) -> None:
+    """A real Node.js bot process that cannot load its gRPC library: the forfeit names the module
+    (it used to end with the ``}`` of Node's printed error object)."""
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout
+    bot = tmp_path / "lone" / "bot.js"
+    bot.parent.mkdir()
+    bot.write_text("const grpc = require('@grpc/grpc-js-not-installed-here');\n")
+    run = arena("match", str(bot), "random", "--seed", "1", "--no-sandbox", home=home, cwd=tmp_path)
+    assert run.code == 3, run.stderr
+    line = next(x for x in run.stderr.splitlines() if x.startswith("seat 0 (bot) forfeited"))
+    assert line == (
+        "seat 0 (bot) forfeited: crashed: the process exited with status 1 before connecting: "
+        "Error: Cannot find module '@grpc/grpc-js-not-installed-here'"
+    ), (version, run.stderr)

@@ -155,6 +155,23 @@ def record_times(replay: str) -> list[tuple[int, float, float | None]]:
     return out
 
 
+@dataclass
+class ForfeitReason:
+    """One reason a side's bots forfeited, with how often, and its first occurrence (the detail
+    says what went wrong; the seed and seat find the game)."""
+
+    reason: str
+    count: int
+    detail: str  # the first such forfeit's detail
+    seed: int
+    seat: int
+
+    def to_json(self) -> dict[str, object]:
+        """As ``arena evaluate --json`` prints it."""
+        return {"reason": self.reason, "count": self.count, "first": {"detail": self.detail,
+                "seed": self.seed, "seat": self.seat}}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Progress:
     """What the runner reports after every game (cheap to compute: no bootstrap here, since the
@@ -183,6 +200,7 @@ class EvaluationReport:
     duration: float
     stopped_early: bool
     restarts: int
+    forfeit_reasons: dict[str, list[ForfeitReason]] = field(default_factory=dict)  # by side
 
     def to_json(self) -> dict[str, object]:
         """The JSON summary ``arena evaluate --json`` prints."""
@@ -199,6 +217,9 @@ class EvaluationReport:
             duration_s=round(self.duration, 3),
             think_time={side: t.to_json() for side, t in self.timing.items()},
             bot_restarts=self.restarts,
+            forfeit_reasons={
+                side: [r.to_json() for r in reasons] for side, reasons in self.forfeit_reasons.items()
+            },
         )
         return out
 
@@ -283,6 +304,7 @@ async def run_evaluation(
     complete: list[GroupOutcome] = []  # in seed order, contiguous
     finished: dict[int, GroupOutcome] = {}
     timing = {"candidate": Timing(), "baseline": Timing()}
+    reasons: dict[str, list[ForfeitReason]] = {"candidate": [], "baseline": []}
     games_done = 0
 
     def record(g: int, seat: int, result: MatchResult) -> None:
@@ -294,8 +316,14 @@ async def run_evaluation(
         for s_seat, wall, cpu in record_times(result.replay):
             timing["candidate" if s_seat == seat else "baseline"].add_decision(wall, cpu)
         for f in result.forfeits:
+            side = "candidate" if f.seat == seat else "baseline"
             if str(f.reason) == "timeout":
-                timing["candidate" if f.seat == seat else "baseline"].timeouts += 1
+                timing[side].timeouts += 1
+            known = next((r for r in reasons[side] if r.reason == str(f.reason)), None)
+            if known is None:
+                reasons[side].append(ForfeitReason(str(f.reason), 1, f.detail, plan.group_seed(g), f.seat))
+            else:
+                known.count += 1
         pending.setdefault(g, {})[seat] = _outcome(result, plan.group_seed(g), seat)
         if len(pending[g]) == len(seats):
             games = pending.pop(g)
@@ -348,4 +376,5 @@ async def run_evaluation(
         duration=time.monotonic() - start,
         stopped_early=state is not None and state.stopped and len(complete) < plan.groups,
         restarts=host.restarts,
+        forfeit_reasons={side: sorted(r, key=lambda x: -x.count) for side, r in reasons.items() if r},
     )

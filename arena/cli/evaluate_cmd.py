@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -29,7 +30,7 @@ from rich.table import Table
 from arena.botref import resolve_for_reading
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluate_runner import EvaluationPlan, EvaluationReport, Progress, run_evaluation
-from arena.evaluation import Percentiles, SprtConfig
+from arena.evaluation import MIN_SEQUENTIAL_GROUPS, Percentiles, SprtConfig
 from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
@@ -62,7 +63,10 @@ def evaluate(
     alpha: Annotated[float, typer.Option(min=0.001, max=0.49, help="sequential test: false H1 rate")] = 0.05,
     beta: Annotated[float, typer.Option(min=0.001, max=0.49, help="sequential test: false H0 rate")] = 0.05,
     json_out: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
-    logs: Annotated[Path | None, typer.Option(help="directory for the bots' stdout/stderr logs")] = None,
+    logs: Annotated[
+        Path | None,
+        typer.Option(help="directory for the bots' stdout/stderr logs (default: ARENA_HOME/logs/evaluate/)"),
+    ] = None,
     quiet: Annotated[bool, typer.Option(help="no progress line")] = False,
     no_sandbox: Annotated[
         bool, typer.Option("--no-sandbox", help="run the bots unsandboxed (only bots you trust)")
@@ -93,7 +97,7 @@ def evaluate(
         jobs=jobs,
         seed=seed,
         sequential=SprtConfig(elo0, elo1, alpha, beta) if sequential else None,
-        log_dir=logs,
+        log_dir=logs or default_log_dir(seed),
         sandbox=sandbox_choice(no_sandbox),
     )
     console = Console(stderr=True)
@@ -173,6 +177,14 @@ def _percentile_cells(p: Percentiles | None) -> tuple[str, str]:
     return f"p50 {p.p50 * 1000:.1f} ms  p99 {p.p99 * 1000:.1f} ms", f"max {p.max * 1000:.1f} ms (n={p.count})"
 
 
+def default_log_dir(seed: int) -> Path:
+    """Where a run's bot logs go unless ``--logs`` says: a folder of its own under
+    ``<ARENA_HOME>/logs/evaluate/``, named by the start time and the seed."""
+    from arena.store.db import arena_home
+
+    return arena_home() / "logs" / "evaluate" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
+
+
 def report_notes(report: EvaluationReport) -> list[str]:
     """The lines under the table: interval method, sequential test, forfeits, run length."""
     s = report.summary
@@ -181,10 +193,13 @@ def report_notes(report: EvaluationReport) -> list[str]:
     ]
     if s.sprt is not None and s.sprt_config is not None:
         c = s.sprt_config
+        early = ""
+        if s.sprt.groups < MIN_SEQUENTIAL_GROUPS:
+            early = f" (it decides after at least {MIN_SEQUENTIAL_GROUPS} groups)"
         verdict = {
             "H1": f"accepted H1 (Elo = {c.elo1:+g} rather than {c.elo0:+g}): the candidate is stronger",
             "H0": f"accepted H0 (Elo = {c.elo0:+g} rather than {c.elo1:+g}): not shown stronger",
-            "continue": "no decision yet",
+            "continue": "no decision yet" + early,
         }[s.sprt.decision]
         notes.append(
             f"sequential test (GSPRT, alpha={c.alpha:g}, beta={c.beta:g}): LLR {s.sprt.llr:+.2f} "
@@ -192,6 +207,13 @@ def report_notes(report: EvaluationReport) -> list[str]:
         )
     if any(s.forfeits.values()):
         notes.append(f"forfeits: candidate {s.forfeits['candidate']}, baseline {s.forfeits['baseline']}")
+        for side, reasons in report.forfeit_reasons.items():
+            for r in reasons:
+                notes.append(
+                    f"  {side}: {r.count} x {r.reason}; the first (seed {r.seed}, seat {r.seat}): {r.detail}"
+                )
+        if report.plan.log_dir is not None:
+            notes.append(f"  the bots' stdout and stderr: {report.plan.log_dir}/")
     notes.append(
         f"{s.games} games in {report.duration:.1f}s"
         + (" (stopped early by the sequential test)" if report.stopped_early else "")

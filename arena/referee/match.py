@@ -50,7 +50,7 @@ from .channel import (
     ThrowEvent,
     Welcome,
 )
-from .crashinfo import crash_detail
+from .crashinfo import GENERIC_STREAM_END, crash_detail
 from .faults import Forfeit, Reason
 from .outcome import forfeit_line, match_result, result_lines
 from .result import MatchResult
@@ -382,8 +382,9 @@ class Match:
                 probed = self.probe(seat) or probed  # by now perhaps with its exit status
             if probed is not None and probed[0] is Reason.CRASHED:
                 return probed[0], crash_detail(probed[1], self._stderr_tail(seat), stream=closed.detail)
-            if probed is not None:
-                return probed[0], f"{probed[1]}; {closed.detail}"
+            if probed is not None:  # stopped: the keepalive cut it, not the bot (no advice needed)
+                how = "the stream ended" if closed.detail.startswith(GENERIC_STREAM_END) else closed.detail
+                return probed[0], f"{probed[1]}; {how}"
         return closed.reason, closed.detail
 
     async def _decide(self, state: State) -> tuple[Action, dict[str, Any]]:

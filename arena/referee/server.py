@@ -69,6 +69,17 @@ class RefereeConfig:
     connect_timeout: float = 20.0  # seconds to connect before a no-show
     reflection: bool = False  # serve gRPC server reflection (debugging)
 
+    def stream_end_detail(self) -> str:
+        """The forfeit detail of a stream that just ended while the bot's process (if the referee
+        started it) still ran: the bot closed it, or the connection was lost -- most often cut by
+        the keepalive because the bot's thinking blocked its gRPC I/O."""
+        return (
+            "the stream ended: closed by the bot, or the connection was lost (the referee cuts a "
+            f"connection whose keepalive ping is not answered within {self.keepalive_timeout_ms / 1000:g} s: "
+            "a bot whose thinking blocks its gRPC I/O, as a busy Node.js event loop does, must think "
+            "in a worker thread; proto/README.md section 3)"
+        )
+
     def refused_detail(self) -> str:
         """The forfeit detail of a message that gRPC refused."""
         return (
@@ -325,9 +336,7 @@ class RefereeServer:
             if refused.failed:
                 link.deliver(Closed(Reason.MALFORMED_ACTION, config.refused_detail()))
                 return
-            link.deliver(
-                Closed(Reason.DISCONNECTED, "the stream ended (closed by the bot or the connection lost)")
-            )
+            link.deliver(Closed(Reason.DISCONNECTED, config.stream_end_detail()))
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:

@@ -13,10 +13,10 @@ import pytest
 
 from arena.engine import replay, scores
 from arena.matchrunner import BotSpec, play_local_match, resolve_bot
-from arena.referee import MatchResult, RefereeServer, TimeControl
+from arena.referee import MatchResult, Reason, RefereeServer, TimeControl
 from arena.sandbox import BotProcess, launch_command
 
-from .conftest import GREEDY
+from .conftest import GREEDY, NODE_DIR, ROOT
 
 CONTROL = TimeControl(move_time=2.0, bank=10.0)  # generous: the machine is shared
 
@@ -123,3 +123,49 @@ def test_node_bot_without_address_prints_usage(node_bot: Path) -> None:
     proc = subprocess.run([node, str(node_bot)], capture_output=True, text=True, timeout=30, env={})
     assert proc.returncode == 2
     assert "--address" in proc.stderr
+
+
+BUSY_BOT = """
+// A Node.js bot that thinks for BUSY_MS on its third decision without yielding its event loop,
+// so grpc-js cannot answer the referee's keepalive pings meanwhile.
+const grpc = require(process.env.NODE_DIR + '/node_modules/@grpc/grpc-js');
+const protoLoader = require(process.env.NODE_DIR + '/node_modules/@grpc/proto-loader');
+const options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+const v1 = grpc.loadPackageDefinition(protoLoader.loadSync(process.env.PROTO, options)).arena.v1;
+const client = new v1.Referee(process.env.ARENA_ADDRESS, grpc.credentials.createInsecure());
+const metadata = new grpc.Metadata();
+metadata.add('arena-token', process.env.ARENA_TOKEN);
+const call = client.Play(metadata);
+let decisions = 0;
+call.on('data', (msg) => {
+  if (msg.message !== 'request') return;
+  decisions += 1;
+  if (decisions === 3) {
+    const until = Date.now() + Number(process.env.BUSY_MS);
+    while (Date.now() < until) {} // thinking, and blocking the event loop
+  }
+  call.write({ action: { request_id: msg.request.request_id, action: msg.request.legal_actions[0] } });
+});
+call.on('error', () => {});
+call.on('end', () => call.end());
+setInterval(() => {}, 1000); // stays up after its stream ends, as a kept-running bot does
+"""
+
+
+def test_a_node_bot_that_blocks_its_event_loop_is_told_why_it_lost(node_bot: Path, tmp_path: Path) -> None:
+    """Thinking 6.5 s with 1 s + 10 s on the clock, but without yielding Node's event loop: the
+    referee's keepalive cuts the connection (its pings go unanswered), and the forfeit says so and
+    what to do instead of blaming the bot for closing its stream."""
+    bot = tmp_path / "busy.js"
+    bot.write_text(BUSY_BOT)
+    env = {"NODE_DIR": str(NODE_DIR), "PROTO": str(ROOT / "proto" / "arena" / "v1" / "arena.proto"),
+           "BUSY_MS": "6500"}  # fmt: skip
+    specs = [resolve_bot(str(GREEDY)), BotSpec("busy", tuple(launch_command(bot)))]
+    result = asyncio.run(
+        play_local_match(specs, 5, TimeControl(move_time=1.0, bank=10.0), extra_env=[{}, env])
+    )
+    (forfeit,) = result.forfeits
+    assert forfeit.seat == 1 and forfeit.reason is Reason.DISCONNECTED, forfeit
+    assert "keepalive ping is not answered within 2 s" in forfeit.detail, forfeit.detail
+    assert "must think in a worker thread" in forfeit.detail, forfeit.detail
+    assert forfeit.evidence["time_used_ms"] < 8000, forfeit.evidence  # cut by the keepalive

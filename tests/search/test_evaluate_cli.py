@@ -81,3 +81,15 @@ def test_evaluate_replaces_a_crashing_bot(sandbox: list[str]) -> None:
     assert data["bot_restarts"] >= 4  # two tables, three matches each: every later match restarts it
     assert data["share"]["estimate"] == 1.0
     assert data["duration_s"] < 20  # no match waited for a dead bot to connect
+    # why it forfeited, with the first game it happened in, and where its stderr went
+    [reason] = data["forfeit_reasons"]["baseline"]
+    assert reason["reason"] == "crashed" and reason["count"] == 6, reason
+    assert reason["first"]["detail"].startswith("the process exited with status"), reason
+    assert "candidate" not in data["forfeit_reasons"]
+    human = run("greedy", "--vs", quitter, "--games", "2", "--seed", "4", "--quiet", *sandbox)
+    assert human.returncode == 0, human.stderr
+    text = " ".join((human.stdout + human.stderr).split())  # the console wraps at its width
+    assert "baseline: 2 x crashed; the first (seed 4, seat " in text, text
+    assert f"the bots' stdout and stderr: {HOME}/logs/evaluate/" in text.replace("/ ", "/"), text
+    logs = list(Path(HOME, "logs", "evaluate").glob("*-seed4/*quitter*.stderr.log"))
+    assert logs, sorted(Path(HOME).rglob("*.log"))

@@ -81,6 +81,7 @@ def add(
             )
         limit = max_bot_bytes(max_size)
         check_bot_file(path, limit)
+        _check_not_a_sample_name(name, path)
     except BotRegistryError as exc:
         raise fail(str(exc)) from None
     with database() as db:
@@ -88,6 +89,27 @@ def add(
             _check(name, path, no_sandbox)
         v = add_bot(db, name, path, persistent=not fresh, max_bytes=limit)
     typer.echo(f"added {name} version {v.version} (sha256 {v.sha256[:12]}, {v.filename})")
+
+
+def _check_not_a_sample_name(name: str, path: Path) -> None:
+    """A sample bot's name (``greedy``, ``search``, ...) may only be registered with that sample's
+    own file (as the demo does): another file under it would silently stand in for the sample
+    wherever the name is used (matches, ``evaluate --vs``, tournaments).  Raises
+    :class:`BotRegistryError`."""
+    from arena.botref import sample_bots
+
+    sample = sample_bots().get(name)
+    if sample is None:
+        return
+    try:
+        same = path.read_bytes() == sample.read_bytes()
+    except OSError:
+        same = False
+    if not same:
+        raise BotRegistryError(
+            f"the name {name!r} is reserved for the sample bot {sample.name}: register your bot under "
+            "another name (a sample's name takes only the sample's own file)"
+        )
 
 
 def _check(name: str, path: Path, no_sandbox: bool) -> None:

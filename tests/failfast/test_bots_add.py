@@ -99,3 +99,17 @@ def test_a_working_bot_passes_its_check(home: Path, tmp_path: Path, sandboxed: N
     assert "added mine version 1" in run.stdout
     again = cli("bots", "add", "mine", str(GREEDY), home=home, code=1)  # identical: no check needed
     assert "checking" not in again.stderr and "identical" in again.stderr
+
+
+def test_a_sample_name_takes_only_the_sample_file(home: Path, tmp_path: Path) -> None:
+    """Another file under ``greedy`` would silently stand in for the sample wherever the name is
+    used: refused, nothing stored; the sample's own file may be registered under its name."""
+    mine = tmp_path / "my_bot.py"
+    mine.write_bytes(REPO.joinpath("bots", "random_bot.py").read_bytes())
+    run = cli("bots", "add", "greedy", str(mine), "--no-check", home=home, code=1)
+    assert "error: the name 'greedy' is reserved for the sample bot greedy_bot.py: register your bot" in (
+        run.stderr
+    ), run.stderr
+    _nothing_stored(home)
+    cli("bots", "add", "greedy", str(GREEDY), "--no-check", home=home)
+    cli("bots", "add", "my-greedy", str(mine), "--no-check", home=home)

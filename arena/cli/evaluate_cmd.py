@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from arena.botref import resolve_for_reading
@@ -34,7 +33,7 @@ from arena.evaluation import MIN_SEQUENTIAL_GROUPS, Percentiles, SprtConfig
 from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
-from arena.termui import StatusLine
+from arena.termui import StatusLine, make_console
 
 from .interrupt import run_interruptible
 
@@ -100,7 +99,7 @@ def evaluate(
         log_dir=logs or default_log_dir(seed),
         sandbox=sandbox_choice(no_sandbox),
     )
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     console.print(
         f"evaluate {cand.name} vs {base.name}: {players} players, up to {plan.groups} duplicate groups "
         f"({plan.groups * players} games), {plan.control.describe()}, {jobs} jobs, seed {seed}, "
@@ -117,9 +116,9 @@ def evaluate(
     if json_out:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        Console().print(report_table(report))
+        make_console().print(report_table(report))
         for text in report_notes(report):
-            Console().print(text)
+            make_console().print(text)
 
 
 class _ProgressLine(StatusLine):
@@ -130,7 +129,7 @@ class _ProgressLine(StatusLine):
         if p.share is not None and p.elo is not None:
             text += f"  share {p.share.estimate:.3f}  Elo {_elo(p.elo.estimate)}"
         if p.sprt is not None and p.sprt.groups:
-            text += f"  LLR {p.sprt.llr:+.2f} [{p.sprt.lower:.2f}, {p.sprt.upper:.2f}]"
+            text += f"  LLR {p.sprt.llr:+.2f} (bounds {p.sprt.lower:+.2f} / {p.sprt.upper:+.2f})"
         self.write(text)
 
 
@@ -203,7 +202,7 @@ def report_notes(report: EvaluationReport) -> list[str]:
         }[s.sprt.decision]
         notes.append(
             f"sequential test (GSPRT, alpha={c.alpha:g}, beta={c.beta:g}): LLR {s.sprt.llr:+.2f} "
-            f"in [{s.sprt.lower:.2f}, {s.sprt.upper:.2f}] after {s.sprt.groups} groups: {verdict}"
+            f"(decides at {s.sprt.lower:+.2f} or {s.sprt.upper:+.2f}) after {s.sprt.groups} groups: {verdict}"
         )
     if any(s.forfeits.values()):
         notes.append(f"forfeits: candidate {s.forfeits['candidate']}, baseline {s.forfeits['baseline']}")

@@ -12,7 +12,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.endings import UnknownEnding, by_forfeit, is_forfeit, match_label, parse_ending, seat_label
+from arena.endings import (
+    UnknownEnding,
+    by_forfeit,
+    is_forfeit,
+    known_terminations,
+    match_label,
+    parse_ending,
+    seat_label,
+)
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.engine.render import BOARD_WIDTH, LEGEND
@@ -61,6 +69,25 @@ def _players(m: MatchRow) -> Text:
     return out
 
 
+# the words the tables show for a match's own ending, accepted as --termination too
+_SHOWN_ENDINGS = {"finished": "normal", "round cap": "round-cap", "round_cap": "round-cap"}
+
+
+def _termination_option(text: str) -> str:
+    """``--termination``: a stored value (``normal``, ``round-cap``, ``crashed``, ...) or a word the
+    tables show for it (``finished``, ``round cap``); a usage error otherwise."""
+    value = _SHOWN_ENDINGS.get(text.strip().lower(), text.strip().lower())
+    try:
+        parse_ending(value)
+    except UnknownEnding:
+        raise typer.BadParameter(
+            f"unknown termination {text!r}: give one of {', '.join(known_terminations())} "
+            "(or finished, round cap: the words the tables show)",
+            param_hint="--termination",
+        ) from None
+    return value
+
+
 @app.command("list")
 def list_(
     tournament: Annotated[int | None, typer.Option(help="only this tournament's matches")] = None,
@@ -77,17 +104,11 @@ def list_(
 ) -> None:
     """List finished matches with replays, newest first, one page at a time."""
     if termination is not None:
-        try:
-            parse_ending(termination)
-        except UnknownEnding as exc:
-            raise typer.BadParameter(str(exc), param_hint="--termination") from None
-    filters = MatchFilters(
-        tournament=tournament,
-        bot=bot,
-        termination=termination,
-        since=_day(since, "--since"),
-        until=_day(until, "--until"),
-    )
+        termination = _termination_option(termination)
+    first, last = _day(since, "--since"), _day(until, "--until")
+    if first is not None and last is not None and first > last:
+        raise typer.BadParameter(f"{since} is after --until {until}: no day is in both", param_hint="--since")
+    filters = MatchFilters(tournament=tournament, bot=bot, termination=termination, since=first, until=last)
     with database(readonly=True) as db:
         result = list_matches(db, filters, page=page, per_page=per_page)
     console = make_console()

@@ -23,8 +23,16 @@ def test_unknown_termination_is_refused(home: Path) -> None:
     bad = run_arena(["replays", "list", "--termination", "banana"], home)
     assert bad.returncode == 2, bad.stderr
     assert "unknown termination 'banana'" in bad.stderr and "crashed" in bad.stderr, bad.stderr
-    good = run_arena(["replays", "list", "--termination", "crashed"], home)
-    assert "unknown termination" not in good.stderr, good.stderr  # (no database here yet: exit 1)
+    assert "newer arena" not in bad.stderr  # the user typed it: no talk of stored values
+    said = " ".join(bad.stderr.replace("│", " ").split())  # the error box wraps at its width
+    assert "(or finished, round cap: the words the tables show)" in said, bad.stderr
+    for word in ("crashed", "finished", "round cap", "Round-Cap"):  # as stored, or as the tables show
+        good = run_arena(["replays", "list", "--termination", word], home)
+        assert "unknown termination" not in good.stderr, good.stderr  # (no database here yet: exit 1)
+    backwards = run_arena(["replays", "list", "--since", "2026-12-03", "--until", "2026-12-01"], home)
+    assert backwards.returncode == 2, backwards.stderr
+    said = " ".join(backwards.stderr.replace("│", " ").split())
+    assert "2026-12-03 is after --until 2026-12-01: no day is in both" in said, backwards.stderr
 
 
 def _line_with(proc: subprocess.Popen[str], text: str, timeout: float) -> list[str]:

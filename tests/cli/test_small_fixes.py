@@ -1,5 +1,6 @@
 """Small CLI truths: a bad --termination is refused, the demo prints its seed and refuses bad
-arguments, a tournament's progress shows its total from the start, and after Ctrl-C ``tournament show`` says the tournament is interrupted, not running."""
+arguments, a tournament's progress shows its total from the start, and after Ctrl-C
+``tournament show`` says the tournament is interrupted, not running."""
 
 from __future__ import annotations
 

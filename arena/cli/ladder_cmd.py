@@ -13,24 +13,50 @@ app = typer.Typer(
 )
 
 
+NEW_ONLY = "a new ladder only: an existing one keeps its own"
+
+
 @app.command("run")
 def run(
     jobs: Annotated[
         int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")
     ] = None,
-    seed: Annotated[int, typer.Option(min=0, help="the ladder's seed (a new ladder only)")] = 1,
-    tables: Annotated[str, typer.Option("--tables", help="players per table, cycled: e.g. 2,3,4")] = "2,3,4",
+    seed: Annotated[
+        int | None, typer.Option(min=0, help=f"the ladder's seed, default 1 ({NEW_ONLY})")
+    ] = None,
+    tables: Annotated[
+        str | None,
+        typer.Option("--tables", help=f"players per table, cycled, default 2,3,4 ({NEW_ONLY})"),
+    ] = None,
     move_time: Annotated[
-        float, typer.Option(min=0.001, help="seconds per decision (a new ladder only)")
-    ] = 1.0,
-    bank: Annotated[float, typer.Option(min=0.0, help="overage bank in seconds (a new ladder only)")] = 10.0,
+        float | None, typer.Option(min=0.001, help=f"seconds per decision, default 1 ({NEW_ONLY})")
+    ] = None,
+    bank: Annotated[
+        float | None, typer.Option(min=0.0, help=f"overage bank in seconds, default 10 ({NEW_ONLY})")
+    ] = None,
     no_sandbox: Annotated[
-        bool, typer.Option("--no-sandbox", help="run the bots unsandboxed (only bots you trust)")
+        bool,
+        typer.Option("--no-sandbox", help=f"run the bots unsandboxed, only bots you trust ({NEW_ONLY})"),
+    ] = False,
+    new: Annotated[
+        bool,
+        typer.Option(
+            "--new",
+            help="start a new ladder with these settings (the current one keeps its matches and ratings "
+            "but is no longer played)",
+        ),
     ] = False,
     max_tables: Annotated[
-        int | None, typer.Option(min=1, help="stop after this many tables (default: never)")
+        int | None,
+        typer.Option(
+            min=0,
+            help="this run hands out this many new tables, finishes them and stops (default: never; "
+            "the next run goes on)",
+        ),
     ] = None,
-    stop_after: Annotated[int | None, typer.Option(min=1, help="stop after this many matches")] = None,
+    stop_after: Annotated[
+        int | None, typer.Option(min=1, help="this run stops after this many matches (the next run goes on)")
+    ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -38,25 +64,32 @@ def run(
         ),
     ] = None,
 ) -> None:
-    """Play the ladder until stopped (Ctrl-C, SIGTERM); started again, it resumes where it stopped."""
-    from arena.ladder.service import LadderSettings, run_ladder
+    """Play the ladder until stopped (Ctrl-C, SIGTERM); started again, it resumes where it stopped.
+
+    The seed, tables, time control and sandbox are chosen when the ladder is created and kept
+    for good (--new starts a new ladder); --max-tables and --stop-after limit this run only."""
+    from arena.ladder.field import find_ladder, stored_differences
+    from arena.ladder.service import LadderSettings, play_ladder
     from arena.lifecycle import Stopped, StopSignals, exit_status
     from arena.referee.timecontrol import TimeControl
     from arena.sandbox.limits import SandboxLimits
     from arena.tournament.runner import MatchExecutor, Progress
 
-    try:
-        sizes = tuple(int(k) for k in tables.split(",") if k.strip())
-    except ValueError:
-        raise fail(f"--tables takes player counts like 2,3,4, got {tables!r}", 2) from None
-    if not sizes or any(not 2 <= k <= 4 for k in sizes):
-        raise fail(f"--tables takes player counts of 2, 3 or 4, got {tables!r}", 2)
+    sizes: tuple[int, ...] | None = None
+    if tables is not None:
+        try:
+            sizes = tuple(int(k) for k in tables.split(",") if k.strip())
+        except ValueError:
+            raise fail(f"--tables takes player counts like 2,3,4, got {tables!r}", 2) from None
+        if not sizes or any(not 2 <= k <= 4 for k in sizes):
+            raise fail(f"--tables takes player counts of 2, 3 or 4, got {tables!r}", 2)
     settings = LadderSettings(
-        seed=seed,
-        table_sizes=sizes,
-        control=TimeControl(move_time, bank),
+        seed=1 if seed is None else seed,
+        table_sizes=sizes or (2, 3, 4),
+        control=TimeControl(1.0 if move_time is None else move_time, 10.0 if bank is None else bank),
         sandbox=None if no_sandbox else SandboxLimits(),
         max_tables=max_tables,
+        new=new,
     )
 
     def progress(p: Progress) -> None:
@@ -67,6 +100,23 @@ def run(
             typer.echo(f"ladder match {p.task.match_id}: {names}", err=True)
 
     with database() as db:
+        found = None if new else find_ladder(db)
+        if found is not None:
+            differ = stored_differences(
+                found, seed=seed, table_sizes=sizes, move_time=move_time, bank=bank, sandboxed=not no_sandbox
+            )
+            for option, kept, asked in differ:
+                typer.echo(
+                    f"warning: the ladder (tournament {found.id}) keeps its {option} setting: {kept} "
+                    f"(this run asked for {asked}); it is chosen when a ladder is created",
+                    err=True,
+                )
+            if differ:
+                typer.echo(
+                    "warning: to play with other settings, start a new ladder: 'arena ladder run --new' "
+                    "with them (the current one keeps its matches and ratings)",
+                    err=True,
+                )
 
         def on_cluster(_tid: int, _run: object) -> MatchExecutor:
             from arena.serve.executors import ClusterMatches
@@ -76,7 +126,7 @@ def run(
 
         try:
             with StopSignals():
-                tid = run_ladder(
+                done = play_ladder(
                     db, settings, jobs=jobs, progress=progress, stop_after=stop_after,
                     executor=on_cluster if cluster else None,
                 )  # fmt: skip
@@ -84,7 +134,32 @@ def run(
             raise fail(
                 "the ladder stopped; 'arena ladder run' resumes it", exit_status(stop.signum)
             ) from None
-        typer.echo(f"the ladder (tournament {tid}) stopped as asked", err=True)
+    tid, played = done.tournament_id, done.played
+    if done.ended == "finished":
+        message = f"the ladder (tournament {tid}) is finished: it has nothing more to play"
+        if not played:
+            raise fail(message)
+        typer.echo(f"{message} ({_matches(played)} played)", err=True)
+    elif done.ended == "max_tables":
+        typer.echo(
+            f"the ladder (tournament {tid}) played {_matches(played)} and stopped as asked after "
+            f"{_tables(max_tables or 0)} (--max-tables); 'arena ladder run' goes on",
+            err=True,
+        )
+    else:
+        typer.echo(
+            f"the ladder (tournament {tid}) played {_matches(played)} and stopped as asked (--stop-after); "
+            "'arena ladder run' goes on",
+            err=True,
+        )
+
+
+def _matches(n: int) -> str:
+    return f"{n} match" if n == 1 else f"{n} matches"
+
+
+def _tables(n: int) -> str:
+    return f"{n} new table" if n == 1 else f"{n} new tables"
 
 
 @app.command("show")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from arena.store.db import arena_home
 from arena.store.lease import LeaseHeldError
 
+from .field import find_ladder, stored_differences
 from .service import LadderSettings, LadderStopped, run_ladder
 
 if TYPE_CHECKING:
@@ -75,9 +76,24 @@ class LadderService:
         log_dir = self.ctx.log_dir or arena_home() / "logs" / f"ladder-{tournament_id}"
         return LocalExecutor(self.ctx.jobs, log_dir, None, run)
 
+    def _warn_sandbox(self) -> None:
+        """Say so when the stored ladder's sandbox is not the server's (the stored one is kept)."""
+        found = find_ladder(self.ctx.db)
+        if found is None or self.settings.new:
+            return
+        for _what, kept, asked in stored_differences(found, sandboxed=self.settings.sandbox is not None):
+            self.ctx.log(
+                f"ladder: tournament {found.id} runs its bots {kept} as it was created, not {asked} "
+                "as this server would; 'arena ladder run --new' starts a new ladder"
+            )
+
     def _run(self) -> None:
+        warned = False
         while not self._stop.is_set():
             try:
+                if not warned:
+                    self._warn_sandbox()
+                    warned = True
                 tid = run_ladder(
                     self.ctx.db, self.settings, jobs=self.ctx.jobs, executor=self._executor, stop=self._stop
                 )

@@ -11,6 +11,14 @@ remote bot) and
 - it was uploaded on the web (a ``bot_upload`` row) and its upload's status is ``active``
   (validated and not retired), or
 - it was registered from the command line (no upload row) and is its bot's newest version.
+
+**Stored and per-run settings.** The ladder's seed, table sizes, time control and sandbox are
+stored when it is created and kept for good (:func:`ensure_ladder`; :func:`stored_differences`
+says where a run asked for something else; a new ladder, ``new=True``, is the way to change
+them).  How far one run goes (``max_tables``) and how many groups it keeps unfinished
+(``inflight``) belong to the run (:data:`RUN_OPTIONS`): they are never stored.  A ladder stored by
+an earlier version with a ``max_tables`` option (which ended it for every later run) has that
+option removed, and is no longer ``finished``, when it is next run.
 """
 
 from __future__ import annotations
@@ -25,12 +33,14 @@ from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
 from arena.store.bots import FILE_PREFIX
 from arena.store.db import Database
-from arena.store.models import Bot, BotVersion, Tournament, TournamentEntry
+from arena.store.models import Bot, BotVersion, Tournament, TournamentEntry, utcnow
 from arena.store.models_accounts import BotUpload, UploadStatus
-from arena.store.tournaments import create_tournament
+from arena.store.tournaments import create_tournament, time_control_of
 
 LADDER_NAME = "ladder"
 DEFAULT_TABLES = (2, 3, 4)
+RUN_OPTIONS = ("max_tables", "inflight")
+"""Format options that belong to one run of the ladder, never to the stored ladder."""
 
 
 def active_versions(db: Database) -> list[int]:
@@ -76,15 +86,23 @@ def ensure_ladder(
     control: TimeControl | None = None,
     sandbox: SandboxLimits | None = None,
     options: dict[str, Any] | None = None,
+    new: bool = False,
 ) -> Tournament:
     """The ladder tournament, created with these settings when there is none (an existing
-    ladder keeps its own: it resumes where it stopped)."""
+    ladder keeps its own: it resumes where it stopped).  ``new`` creates a new one even so (the
+    old one, marked finished, keeps its matches and ratings but is no longer played).
+
+    ``options`` never stores a per-run option (:data:`RUN_OPTIONS`), and an existing ladder that
+    has one stored (an earlier version stored ``max_tables``) has it removed
+    (:func:`forget_run_options`)."""
     found = find_ladder(db)
+    if found is not None and not new:
+        return forget_run_options(db, found)
     if found is not None:
-        return found
+        retire(db, found)
     config: dict[str, Any] = {
         "sandbox": sandbox.to_json() if sandbox else None,
-        "format_options": dict(options or {}),
+        "format_options": {k: v for k, v in (options or {}).items() if k not in RUN_OPTIONS},
     }
     return create_tournament(
         db,
@@ -98,6 +116,79 @@ def ensure_ladder(
         schedule=[],
         config=config,
     )
+
+
+def retire(db: Database, t: Tournament) -> None:
+    """Mark a ladder that a new one replaces finished: it is played no more (matches it had
+    handed out but not played stay queued, unplayed; its results and ratings are kept)."""
+    with db.session() as session:
+        stored = session.get(Tournament, t.id, with_for_update=True)
+        if stored is not None and stored.status != "finished":
+            stored.status = "finished"
+            stored.finished_at = utcnow()
+            session.add(stored)
+
+
+def forget_run_options(db: Database, t: Tournament) -> Tournament:
+    """The ladder without stored per-run options (:data:`RUN_OPTIONS`): removed from its stored
+    config, and a ladder an earlier version marked ``finished`` because its stored
+    ``max_tables`` was reached is running again (the next run goes on from where it ended)."""
+    config = json.loads(t.config or "{}")
+    options = dict(config.get("format_options") or {})
+    if not any(k in options for k in RUN_OPTIONS):
+        return t
+    with db.session() as session:
+        stored = session.get(Tournament, t.id, with_for_update=True)
+        assert stored is not None
+        config = json.loads(stored.config or "{}")
+        had_limit = "max_tables" in (config.get("format_options") or {})
+        config["format_options"] = {
+            k: v for k, v in (config.get("format_options") or {}).items() if k not in RUN_OPTIONS
+        }
+        stored.config = json.dumps(config)
+        if had_limit and stored.status == "finished":
+            stored.status = "running"
+            stored.finished_at = None
+        session.add(stored)
+        session.flush()
+        session.refresh(stored)
+        return stored
+
+
+def stored_differences(
+    t: Tournament,
+    *,
+    seed: int | None = None,
+    table_sizes: tuple[int, ...] | None = None,
+    move_time: float | None = None,
+    bank: float | None = None,
+    sandboxed: bool | None = None,
+) -> list[tuple[str, str, str]]:
+    """Where the settings a run asked for differ from the stored ladder's (which are kept), as
+    ``(option, stored, asked)`` in words; an argument left out (None) is not compared."""
+    out: list[tuple[str, str, str]] = []
+    if seed is not None and seed != t.seed:
+        out.append(("--seed", str(t.seed), str(seed)))
+    stored_sizes = tuple(int(k) for k in t.table_sizes.split(",") if k)
+    if table_sizes is not None and tuple(table_sizes) != stored_sizes:
+        out.append(("--tables", _sizes(stored_sizes), _sizes(table_sizes)))
+    kept = time_control_of(t)
+    if move_time is not None and move_time != kept.move_time:
+        out.append(("--move-time", f"{kept.move_time:g}", f"{move_time:g}"))
+    if bank is not None and bank != kept.bank:
+        out.append(("--bank", f"{kept.bank:g}", f"{bank:g}"))
+    kept_box = bool(json.loads(t.config or "{}").get("sandbox"))
+    if sandboxed is not None and sandboxed != kept_box:
+        out.append(("sandbox", _box(kept_box), _box(sandboxed)))
+    return out
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return ",".join(str(k) for k in sizes)
+
+
+def _box(sandboxed: bool) -> str:
+    return "sandboxed" if sandboxed else "unsandboxed"
 
 
 def sync_field(db: Database, tournament_id: int, active: list[int]) -> list[int]:

@@ -7,6 +7,9 @@ as options: the active entries, the incremental ratings (``ladder_rating``) and 
 :class:`~arena.tournament.formats.ladder.Summary` from a few aggregate queries.  The answer is
 stored like any format's (:func:`arena.store.tournaments.append_matches`, guarded by the number
 of matches the format was shown, so one answer is never stored twice).
+
+The per-run options (:data:`arena.ladder.field.RUN_OPTIONS`: ``max_tables``, ``inflight``) are
+the run's, given here; stored ones (an earlier version stored ``max_tables``) are ignored.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from arena.tournament.formats import Finished, History, Next, Play
 from arena.tournament.formats.ladder import Ladder, Summary
 from arena.tournament.pull import settings_of
 
-from .field import active_versions, sync_field
+from .field import RUN_OPTIONS, active_versions, sync_field
 
 OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
 AHEAD = 4
@@ -73,8 +76,28 @@ def summary_of(db: Database, tournament_id: int, entry: dict[int, int]) -> tuple
     return summary, int(count or 0)
 
 
-def ask(db: Database, tournament_id: int) -> tuple[Ladder, Next, list[int], int]:
-    """The ladder format as it stands, its answer, the field and the matches it was shown."""
+def tables_of(db: Database, tournament_id: int) -> int:
+    """How many tables the ladder has handed out (its newest match's table number, plus one)."""
+    with db.session() as session:
+        top = session.exec(select(func.max(Match.ordinal)).where(Match.tournament_id == tournament_id)).one()
+        if top is None:
+            return 0
+        return (
+            int(
+                session.exec(
+                    select(Match.round).where(Match.tournament_id == tournament_id, Match.ordinal == top)
+                ).one()
+            )
+            + 1
+        )
+
+
+def ask(
+    db: Database, tournament_id: int, *, max_tables: int | None = None, inflight: int | None = None
+) -> tuple[Ladder, Next, list[int], int]:
+    """The ladder format as it stands, its answer, the field and the matches it was shown;
+    ``max_tables`` (the tables handed out in all, after which it is finished) and ``inflight``
+    are the run's format options (stored ones are ignored)."""
     t = get_tournament(db, tournament_id)
     now_active = active_versions(db)
     field = sync_field(db, tournament_id, now_active)
@@ -90,18 +113,28 @@ def ask(db: Database, tournament_id: int) -> tuple[Ladder, Next, list[int], int]
             if r.bot_version_id in entry
         }
     base = settings_of(t, len(field))
-    options = {**base.options, "active": active, "ratings": {str(e): v for e, v in rated.items()},
+    stored = {k: v for k, v in base.options.items() if k not in RUN_OPTIONS}
+    run = {k: v for k, v in (("max_tables", max_tables), ("inflight", inflight)) if v is not None}
+    options = {**stored, **run, "active": active, "ratings": {str(e): v for e, v in rated.items()},
                "summary": summary.to_json()}  # fmt: skip
     fmt = Ladder(replace(base, options=options))
     return fmt, fmt.next(History()), field, seen
 
 
-def pull_ladder(db: Database, tournament_id: int, most: int = AHEAD) -> list[MatchTask] | None:
+def pull_ladder(
+    db: Database,
+    tournament_id: int,
+    most: int = AHEAD,
+    *,
+    max_tables: int | None = None,
+    inflight: int | None = None,
+) -> list[MatchTask] | None:
     """Store the ladder's next tables, as many as it hands out now (up to ``most``, each asked
     with the previous one stored: a worker that frees up finds a match queued); return the
-    queued matches, or None when the ladder is finished (only with ``max_tables``)."""
+    queued matches, or None when the ladder has handed out ``max_tables`` tables in all and
+    none is left open (without ``max_tables`` it never ends).  See :func:`ask`."""
     for _ in range(most):
-        _, answer, field, seen = ask(db, tournament_id)
+        _, answer, field, seen = ask(db, tournament_id, max_tables=max_tables, inflight=inflight)
         if isinstance(answer, Finished):
             return queued_tasks(db, tournament_id) or None
         if not isinstance(answer, Play):

@@ -10,7 +10,10 @@ stopped: the matches it left ``running`` are queued again (their results were ne
 nothing finished is lost, and nothing is recorded or rated twice.
 
 While fewer than two bots are active the service idles (asking again every :data:`IDLE` s); a
-stop signal ends it cleanly (:class:`arena.lifecycle.Stopped`).  The published Plackett-Luce
+stop signal ends it cleanly (:class:`arena.lifecycle.Stopped`).  The ladder itself never ends: a
+run ends when stopped, after ``stop_after`` matches, or after handing out its ``max_tables``
+new tables and finishing them (a per-run limit, never stored: the next run goes on; see
+:func:`play_ladder`).  The published Plackett-Luce
 table is refitted when results came in (:func:`arena.ladder.ratings.refit`, in a process of its
 own: :class:`Refitter`), at most every ``refit_every`` seconds and 10% of the time.
 """
@@ -34,7 +37,7 @@ from arena.sandbox import require_bwrap
 from arena.sandbox.limits import SandboxLimits
 from arena.store.db import Database, arena_home
 from arena.store.lease import coordinator_lease
-from arena.store.tournaments import MatchTask, status_counts, tournament_sandbox
+from arena.store.tournaments import MatchTask, get_tournament, status_counts, tournament_sandbox
 from arena.tournament.runfile import RunFile, reap_dead_run, run_path
 from arena.tournament.runner import (
     LocalExecutor,
@@ -47,7 +50,7 @@ from arena.tournament.runner import (
 )
 
 from .field import ensure_ladder
-from .pull import pull_ladder
+from .pull import pull_ladder, tables_of
 from .ratings import fit_state, record_rated, record_rated_batch, refit
 
 IDLE = 0.5
@@ -61,27 +64,53 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class LadderSettings:
-    """How a new ladder is set up (an existing one keeps its stored settings)."""
+    """How a new ladder is set up (``seed``, ``table_sizes``, ``control``, ``sandbox``: an
+    existing one keeps its stored settings, unless ``new`` starts a new ladder) and how far this
+    run goes (``inflight``, ``max_tables``: the run's alone, never stored)."""
 
     seed: int = 1
     table_sizes: tuple[int, ...] = (2, 3, 4)
     control: TimeControl = field(default_factory=lambda: TimeControl(1.0, 10.0))
     sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)
     inflight: int | None = None  # groups unfinished at once; default: jobs + 1
-    max_tables: int | None = None  # stop after this many tables (tests, benchmarks)
+    max_tables: int | None = None  # this run hands out at most this many new tables, then ends
+    new: bool = False  # start a new ladder with these settings even when there is one
+
+
+@dataclass(frozen=True)
+class LadderRun:
+    """How a run of the ladder ended: ``ended`` is ``"stop_after"`` (it played its
+    ``stop_after`` matches), ``"max_tables"`` (it handed out its ``max_tables`` new tables and
+    finished them) or ``"finished"`` (the ladder has nothing more to play); ``played`` counts the
+    matches it finished or recorded as failed."""
+
+    tournament_id: int
+    played: int
+    ended: str
 
 
 class LadderStopped(Exception):
     """The ladder was asked to stop by its ``stop`` event (a background service's ``stop()``)."""
 
 
-def idle_puller(stop: threading.Event | None = None) -> Callable[[Database, int], list[MatchTask] | None]:
-    """:func:`pull_ladder`, but while the ladder has nothing to play and nothing in flight, wait
-    (a stop signal raises :class:`arena.lifecycle.Stopped`, ``stop`` :class:`LadderStopped`)."""
+class RunLimitReached(Exception):
+    """This run handed out its ``max_tables`` tables and nothing of the ladder is left open."""
+
+
+def idle_puller(
+    stop: threading.Event | None = None, *, max_tables: int | None = None, inflight: int | None = None
+) -> Callable[[Database, int], list[MatchTask] | None]:
+    """:func:`pull_ladder` (with the run's ``max_tables``, in all, and ``inflight``), but while
+    the ladder has nothing to play and nothing in flight, wait (a stop signal raises
+    :class:`arena.lifecycle.Stopped`, ``stop`` :class:`LadderStopped`).  When ``max_tables`` is
+    reached and nothing is left open it raises :class:`RunLimitReached` (rather than saying the
+    format is finished, which would mark the ladder finished for good)."""
 
     def puller(db: Database, tournament_id: int) -> list[MatchTask] | None:
         while True:
-            tasks = pull_ladder(db, tournament_id)
+            tasks = pull_ladder(db, tournament_id, max_tables=max_tables, inflight=inflight)
+            if tasks is None and max_tables is not None:
+                raise RunLimitReached(f"{max_tables} tables handed out")
             if tasks is None or tasks or _something_open(db, tournament_id):
                 return tasks
             signum = lifecycle.stop_requested()
@@ -168,18 +197,38 @@ def run_ladder(
     wait: bool = False,
     stop: threading.Event | None = None,
 ) -> int:
-    """Run the ladder (created with ``settings`` when there is none) until stopped; return its
-    tournament id.  ``executor(tournament_id, run)`` makes the executor (default: ``jobs``
-    local worker processes); ``stop_after`` ends the run after that many matches; setting
-    ``stop`` ends it with :class:`LadderStopped` (matches in flight are abandoned: they are
-    played again by the next run)."""
+    """:func:`play_ladder`; return the ladder's tournament id."""
+    return play_ladder(
+        db, settings, jobs=jobs, config=config, executor=executor, progress=progress, stop_after=stop_after,
+        refit_every=refit_every, wait=wait, stop=stop,
+    ).tournament_id  # fmt: skip
+
+
+def play_ladder(
+    db: Database,
+    settings: LadderSettings | None = None,
+    *,
+    jobs: int | None = None,
+    config: RefereeConfig | None = None,
+    executor: Callable[[int, RunFile], MatchExecutor] | None = None,
+    progress: ProgressFn | None = None,
+    stop_after: int | None = None,
+    refit_every: float = REFIT_EVERY,
+    wait: bool = False,
+    stop: threading.Event | None = None,
+) -> LadderRun:
+    """Run the ladder (created with ``settings`` when there is none, or when ``settings.new``)
+    until stopped; say how the run ended.  ``executor(tournament_id, run)`` makes the executor
+    (default: ``jobs`` local worker processes); ``stop_after`` ends the run after that many
+    matches; ``settings.max_tables`` ends it once it has handed out that many new tables and
+    finished them (with the matches an earlier run left open); setting ``stop`` ends it with
+    :class:`LadderStopped` (matches in flight are abandoned: they are played again by the next
+    run).  Neither limit is stored: the next run goes on from where this one ended."""
     s = settings or LadderSettings()
     n = jobs or default_jobs()
-    options: dict[str, object] = {"inflight": s.inflight or n + 1}
-    if s.max_tables is not None:
-        options["max_tables"] = s.max_tables
+    inflight = s.inflight or n + 1
     t = ensure_ladder(db, seed=s.seed, table_sizes=s.table_sizes, control=s.control, sandbox=s.sandbox,
-                      options=options)  # fmt: skip
+                      new=s.new)  # fmt: skip
     assert t.id is not None
     tid = t.id
     os.environ.setdefault(LIVE_ENV, str(socket_path(db.url)))  # its workers publish live events
@@ -197,16 +246,30 @@ def run_ladder(
 
         try:
             tasks = open_run(db, tid)
+            before = _played(db, tid)
+            limit = None if s.max_tables is None else tables_of(db, tid) + s.max_tables
             if tournament_sandbox(db, tid) is not None:
                 require_bwrap()
             log_dir = arena_home() / "logs" / f"ladder-{tid}"
             made = executor(tid, run) if executor is not None else LocalExecutor(n, log_dir, config, run)
-            coordinate(
-                db, tid, tasks, made, progress=progress, stop_after=stop_after,
-                hint=f"Check the bot logs in {log_dir}. ", guard=guard,
-                puller=idle_puller(stop), recorder=record_rated, batch_recorder=record_rated_batch,
-            )  # fmt: skip
+            try:
+                coordinate(
+                    db, tid, tasks, made, progress=progress, stop_after=stop_after,
+                    hint=f"Check the bot logs in {log_dir}. ", guard=guard,
+                    puller=idle_puller(stop, max_tables=limit, inflight=inflight), recorder=record_rated,
+                    batch_recorder=record_rated_batch,
+                )  # fmt: skip
+            except RunLimitReached:
+                ended = "max_tables"  # nothing was in flight: the executor's idle workers are let go
+            else:  # it played its stop_after matches, or the format is finished (the ladder's never is)
+                ended = "finished" if get_tournament(db, tid).status == "finished" else "stop_after"
+            played = _played(db, tid) - before
         finally:
             refitter.stop()
             run.remove()
-    return tid
+    return LadderRun(tid, played, ended)
+
+
+def _played(db: Database, tournament_id: int) -> int:
+    counts = status_counts(db, tournament_id)
+    return int(counts.get("finished", 0) + counts.get("failed", 0))

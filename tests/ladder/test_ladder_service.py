@@ -5,7 +5,6 @@ leave; the ratings are exactly the fold of the recorded results."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -18,6 +17,7 @@ from sqlmodel import col, select
 from store.helpers import ARENA, arena_env, match_rows, processes_with, sample, status_counts_plain, wait_gone
 
 from arena.ladder.field import find_ladder
+from arena.ladder.pull import tables_of
 from arena.ladder.ratings import beliefs, fit_state, refit
 from arena.ladder.service import LadderSettings, run_ladder
 from arena.ratings.incremental import fold
@@ -73,11 +73,24 @@ def _check_consistent(db: Database, tid: int, *, finished: int | None = None) ->
     return rows
 
 
+def _tables_left(url: str) -> int:
+    """Of the TABLES the test plays, how many the ladder has not handed out yet (--max-tables is
+    a limit of one run: each run is given what is left)."""
+    if not _has_ladder(url):
+        return TABLES
+    db = Database(url)
+    try:
+        return TABLES - tables_of(db, 1)
+    finally:
+        db.close()
+
+
 def _kill_at(url: str, home: Path, target: int, delay: float, log: Path) -> None:
     with log.open("a") as out:
         proc = subprocess.Popen(
-            [str(ARENA), "ladder", "run", "--jobs", "2", "--tables", "2,3", "--max-tables", str(TABLES),
-             "--seed", "5", "--move-time", "2", "--bank", "20", "--no-sandbox"],
+            [str(ARENA), "ladder", "run", "--jobs", "2", "--tables", "2,3",
+             "--max-tables", str(_tables_left(url)), "--seed", "5", "--move-time", "2", "--bank", "20",
+             "--no-sandbox"],
             env=arena_env(home, url), cwd=home, stdout=out, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,
         )  # fmt: skip
@@ -118,7 +131,8 @@ def test_ladder_kill_9_and_resume(backend: str, db_url: str, arena_home: Path, t
         db.close()
     assert processes_with(str(arena_home / "artifacts")) == {}
     done = subprocess.run(
-        [str(ARENA), "ladder", "run", "--jobs", "2", "--no-sandbox"],
+        [str(ARENA), "ladder", "run", "--jobs", "2", "--no-sandbox", "--max-tables",
+         str(_tables_left(db_url))],
         env=arena_env(arena_home, db_url), cwd=arena_home, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -178,16 +192,12 @@ def test_forfeiting_bot_and_a_worker_killed_mid_match(sqlite_db: Database, tmp_p
     assert fit_state(db, tid).matches > 0
     state = refit(db, tid)
     assert state.fresh and set(state.ratings) == set(b)
-    # a new bot joins, a removed one leaves: 4 more tables
+    # a new bot joins, a removed one leaves: 4 more tables (--max-tables is this run's limit;
+    # the ladder keeps its stored settings: unsandboxed, tables of 2 and 3)
     add_bot(db, "g2", _copy(tmp_path, "g2"))
     remove_bot(db, "r2")
-    t = get_tournament(db, tid)
-    config = json.loads(t.config)
-    config["format_options"]["max_tables"] = 12
-    with db.session() as session:
-        t.config = json.dumps(config)
-        session.add(t)
-    run_ladder(db, None, jobs=2, refit_every=60)
+    assert get_tournament(db, tid).status == "running"  # a run's limit never ends the ladder
+    run_ladder(db, LadderSettings(max_tables=4), jobs=2, refit_every=60)
     rows = _check_consistent(db, tid, finished=TOTAL + 10)
     later = [r for r in rows if int(str(r["ordinal"])) >= TOTAL]
     assert any("g2" in r["bots"] for r in later)  # type: ignore[operator]

@@ -1,0 +1,178 @@
+"""Runs of the ladder one after another (real ``arena ladder run`` processes, real bots, a real
+SQLite file): ``--max-tables`` and ``--stop-after`` limit one run and never end the ladder; a
+ladder that an earlier version ended for good with a stored ``max_tables`` plays again (from the
+command line and under ``arena serve``'s background service); the settings only a new ladder
+takes say so in ``--help``, and a later run that asks for other ones is told that the stored ones
+are kept and how to change them."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from store.helpers import run_cli, sample
+
+from arena.ladder.background import LadderService
+from arena.ladder.field import find_ladder
+from arena.ladder.service import LadderSettings, run_ladder
+from arena.referee.timecontrol import TimeControl
+from arena.serve.services import ServeContext
+from arena.store.bots import add_bot
+from arena.store.db import Database
+from arena.store.tournaments import get_tournament, status_counts
+
+
+def _bots(url: str) -> None:
+    db = Database(url)
+    for name in ("greedy", "random"):
+        add_bot(db, name, sample(name))
+    db.close()
+
+
+def _ladder_state(url: str) -> tuple[str, dict[str, object], dict[str, int]]:
+    """The ladder's status, stored format options and matches by status."""
+    db = Database(url)
+    try:
+        t = get_tournament(db, 1)
+        options = json.loads(t.config)["format_options"]
+        return t.status, options, dict(status_counts(db, 1))
+    finally:
+        db.close()
+
+
+def _as_an_earlier_version_left_it(url: str, max_tables: int) -> None:
+    """What the code before the fix stored: the first run's ``max_tables`` among the ladder's
+    format options, and the ladder marked finished once that many tables were played."""
+    db = Database(url)
+    try:
+        t = get_tournament(db, 1)
+        config = json.loads(t.config)
+        config["format_options"] = {"inflight": 2, "max_tables": max_tables}
+        with db.session() as session:
+            t.config = json.dumps(config)
+            t.status = "finished"
+            session.add(t)
+    finally:
+        db.close()
+
+
+def test_max_tables_limits_one_run_and_the_next_run_goes_on(sqlite_url: str, arena_home: Path) -> None:
+    """The newcomer's report: after 'arena ladder run --max-tables 1' every later run played
+    nothing, said 'stopped as asked' and left the ladder 'finished'."""
+    _bots(sqlite_url)
+    first = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--tables", "2",
+                    "--no-sandbox", "--max-tables", "1")  # fmt: skip
+    status, options, counts = _ladder_state(sqlite_url)
+    assert status == "running" and counts == {"finished": 2}  # was: finished, for good
+    assert "max_tables" not in options  # a run's limit is never stored
+    assert "played 2 matches" in first.stderr and "--max-tables" in first.stderr, first.stderr
+
+    second = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--no-sandbox",
+                     "--stop-after", "2")  # fmt: skip
+    assert "played 2 matches" in second.stderr and "--stop-after" in second.stderr, second.stderr
+    assert second.stderr.count("ladder match ") == 2
+    assert "warning" not in second.stderr  # nothing asked differs from the stored ladder
+    status, _, counts = _ladder_state(sqlite_url)
+    assert status == "running" and counts.get("finished") == 4
+    left = counts.get("queued", 0)  # a table handed out ahead (jobs + 1 in flight), not yet played
+
+    third = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--no-sandbox",
+                    "--max-tables", "2")  # fmt: skip
+    assert f"played {left + 4} matches" in third.stderr, third.stderr  # what was left, then 2 tables
+    status, options, counts = _ladder_state(sqlite_url)
+    assert status == "running" and counts == {"finished": 8 + left} and "max_tables" not in options
+    listed = run_cli(arena_home, sqlite_url, "tournament", "list").stdout
+    assert "finished" in listed and "running" in listed  # the column and the ladder's status
+
+
+def test_a_ladder_an_earlier_version_ended_plays_again(sqlite_url: str, arena_home: Path) -> None:
+    """A database from before the fix: the stored max_tables is dropped (not just outvoted) and
+    the ladder is no longer finished; the next run plays instead of claiming it stopped."""
+    _bots(sqlite_url)
+    db = Database(sqlite_url)
+    settings = LadderSettings(seed=2, table_sizes=(2,), control=TimeControl(2.0, 20.0), sandbox=None,
+                              max_tables=1)  # fmt: skip
+    run_ladder(db, settings, jobs=1)
+    db.close()
+    _as_an_earlier_version_left_it(sqlite_url, 1)
+
+    again = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--no-sandbox",
+                    "--stop-after", "2")  # fmt: skip
+    assert again.stderr.count("ladder match ") == 2, again.stderr
+    assert "played 2 matches" in again.stderr
+    status, options, counts = _ladder_state(sqlite_url)
+    assert status == "running" and counts.get("finished") == 4
+    assert options.get("max_tables") is None and options.get("inflight") is None
+
+
+def test_serve_s_ladder_service_resumes_a_ladder_an_earlier_version_ended(
+    sqlite_url: str, arena_home: Path
+) -> None:
+    """'arena serve' runs the ladder through the same code: it used to log 'nothing more to
+    play' and stop at once on such a database; now it plays on until stopped."""
+    _bots(sqlite_url)
+    db = Database(sqlite_url)
+    settings = LadderSettings(seed=2, table_sizes=(2,), control=TimeControl(2.0, 20.0), sandbox=None,
+                              max_tables=1)  # fmt: skip
+    run_ladder(db, settings, jobs=1)
+    _as_an_earlier_version_left_it(sqlite_url, 1)
+    said: list[str] = []
+    service = LadderService(ServeContext(db=db, jobs=1, sandbox=None, log=said.append))
+    service.start()
+    try:
+        deadline = time.monotonic() + 90
+        while status_counts(db, 1).get("finished", 0) < 4:
+            assert service.alive(), f"the ladder service ended: {said}"
+            assert time.monotonic() < deadline, f"no ladder match within 90 s: {said}"
+            time.sleep(0.1)
+    finally:
+        service.stop()
+    assert not service.alive()
+    assert not any("nothing more to play" in line for line in said), said
+    assert get_tournament(db, 1).status == "running"
+    db.close()
+
+
+def test_new_ladder_only_settings_say_so_and_a_later_run_is_told(sqlite_url: str, arena_home: Path) -> None:
+    """--help marks the settings only a new ladder takes; a later run that asks for others is
+    warned (the stored ones are kept, and played with) and told about --new, which starts a new
+    ladder with them."""
+    helped = run_cli(arena_home, sqlite_url, "ladder", "run", "--help").stdout
+    flat = " ".join(helped.replace("│", " ").split())
+    for option in ("--seed", "--tables", "--move-time", "--bank", "--no-sandbox"):
+        part = flat[flat.index(option) :]
+        assert "a new ladder only" in part[:220], (option, part[:220])
+    assert "this run" in flat[flat.index("--max-tables") :][:200]
+
+    _bots(sqlite_url)
+    run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--tables", "2", "--seed", "3",
+            "--no-sandbox", "--max-tables", "1")  # fmt: skip
+    later = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--tables", "3,4", "--seed", "4",
+                    "--move-time", "2", "--stop-after", "2")  # fmt: skip
+    warnings = [line for line in later.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 5, later.stderr
+    for said in (
+        "--tables setting: 2 (this run asked for 3,4)",
+        "--seed setting: 3 (this run asked for 4)",
+        "--move-time setting: 1 (this run asked for 2)",
+        "sandbox setting: unsandboxed (this run asked for sandboxed)",
+        "arena ladder run --new",
+    ):
+        assert any(said in w for w in warnings), (said, warnings)
+    assert "played 2 matches" in later.stderr
+    db = Database(sqlite_url)
+    t = get_tournament(db, 1)
+    assert (t.table_sizes, t.seed, t.move_time) == ("2", 3, 1.0)  # kept
+    assert json.loads(t.config)["sandbox"] is None
+    db.close()
+
+    fresh = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--new", "--tables", "3",
+                    "--seed", "4", "--no-sandbox", "--max-tables", "1")  # fmt: skip
+    assert "warning" not in fresh.stderr and "tournament 2" in fresh.stderr, fresh.stderr
+    db = Database(sqlite_url)
+    ladder = find_ladder(db)
+    assert ladder is not None and (ladder.id, ladder.table_sizes, ladder.seed) == (2, "3", 4)
+    assert get_tournament(db, 1).status == "finished"  # the old one: kept, no longer played
+    assert status_counts(db, 1).get("finished") == 4
+    db.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +19,63 @@ from arena.engine.render import LEGEND
 from .rules_option import RULES_HELP, parse_rules
 
 app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
+
+
+def output_problem(path: Path) -> str | None:
+    """Why the file ``path`` cannot be written, or None when it can.
+
+    Creates the missing parent folders (as ``--out`` of every command does) and opens the file for
+    appending, which changes nothing in it; a file that did not exist is removed again.  Call it
+    before the work whose result goes to ``path``, so that a bad path costs nothing."""
+    if path.is_dir():
+        return "it is a folder, not a file"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent)
+        return f"{blocker} is a file, not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    existed = path.exists()
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not existed:
+        path.unlink(missing_ok=True)
+    return None
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why files cannot be written in the folder ``path`` (created when missing), or None."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in reversed((path, *path.parents)) if p.exists() and not p.is_dir()), path)
+        return f"{blocker} is a file, not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "no permission to write in it"
+    return None
+
+
+def refuse_path(path: Path, problem: str | None) -> None:
+    """Exit 2 (a usage error, before anything is done) when ``problem`` says ``path`` is unusable."""
+    if problem is not None:
+        typer.echo(f"error: cannot write {path}: {problem}; give another path", err=True)
+        raise typer.Exit(2)
+
+
+def write_problem(path: Path, text: str) -> str | None:
+    """Write ``text`` to ``path`` (creating missing folders); None, or why it failed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _policy_names(value: str) -> list[str]:
@@ -39,22 +97,32 @@ def play(
     show: Annotated[bool, typer.Option(help="print the final board and result to stderr")] = False,
     rules: Annotated[str | None, typer.Option(help=RULES_HELP)] = None,
 ) -> None:
-    """Play one game with built-in policies and write its game record (JSON Lines)."""
+    """Play one game with built-in policies and write its game record (JSON Lines).
+
+    --out creates missing folders; a path that cannot be written is refused before the game."""
     chosen = parse_rules(rules)
     names = _policy_names(policy)
     if len(names) == 1:
         names = names * players
     if len(names) != players:
         raise typer.BadParameter(f"give one policy or exactly {players}, got {len(names)}")
+    if out is not None:
+        refuse_path(out, output_problem(out))
     game = play_game(seed, [make_policy(n, seed, s) for s, n in enumerate(names)], rules=chosen)
-    if out is None:
-        sys.stdout.write(game.record)
+    failed = None if out is None else write_problem(out, game.record)
+    if out is None or failed is not None:
+        sys.stdout.write(game.record)  # the record is not lost
+        sys.stdout.flush()
     else:
-        out.write_text(game.record, encoding="utf-8")
         typer.echo(f"wrote {out}", err=True)
     if show:
         typer.echo(render(game.final, color=sys.stderr.isatty()), err=True)
         typer.echo(_result_line(game.outcome.scores, game.outcome.placings, names), err=True)
+    if failed is not None:
+        typer.echo(
+            f"error: cannot write {out}: {failed}; the record went to standard output instead", err=True
+        )
+        raise typer.Exit(1)
 
 
 def _result_line(scores: tuple[int, ...], placings: tuple[int, ...], names: list[str]) -> str:

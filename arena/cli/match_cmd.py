@@ -22,6 +22,7 @@ from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
+from .engine_cmd import folder_problem, output_problem, refuse_path, write_problem
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -47,7 +48,11 @@ def match(
     bank: Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")] = 10.0,
     unlimited: Annotated[bool, typer.Option(help="no time limits (debugging)")] = False,
     out: Annotated[
-        Path | None, typer.Option(help="also write the replay to this file (it is stored in the database)")
+        Path | None,
+        typer.Option(
+            help="also write the replay to this file (it is stored in the database); missing folders are "
+            "created, a path that cannot be written is refused before the match"
+        ),
     ] = None,
     logs: Annotated[
         Path | None,
@@ -71,12 +76,19 @@ def match(
     The match is stored in the database under ARENA_HOME (see 'arena replays'); it does not count
     in ratings.  Exit status: 0 when every bot played to the end, 3 when a bot forfeited (it
     crashed, timed out, broke a rule, ...: the reason and its error are shown), 2 when the match
-    could not start (a bad bot reference, no sandbox).
+    could not start (a bad bot reference, no sandbox, an --out or --logs path that cannot be
+    written), 1 when the replay could not be written or stored after the match (the result is
+    still shown, and where the replay is kept).
     """
     if not 2 <= len(bots) <= 4:
         raise typer.BadParameter(f"a match needs 2 to 4 bots, got {len(bots)}", param_hint="BOTS")
     chosen = parse_rules(rules)
     from arena.store.db import Database, StoreError, arena_home
+
+    logs = logs or arena_home() / "logs" / "matches"
+    refuse_path(logs, folder_problem(logs))
+    if out is not None:
+        refuse_path(out, output_problem(out))
 
     db: Database | None = None
     if record:
@@ -94,7 +106,7 @@ def match(
             bank,
             unlimited,
             out,
-            logs or arena_home() / "logs" / "matches",
+            logs,
             quiet,
             no_sandbox,
             cpu_time,
@@ -183,9 +195,18 @@ def _play(
             typer.echo(f"error: the match was played but could not be stored: {exc}", err=True)
             stored, unsaved = None, True
             out = out or logs / f"{match_id}.jsonl"  # the replay is not lost
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(result.replay, encoding="utf-8")
+    write_error = None  # written after the result is shown, so that a failed write hides nothing
+    if out is not None and (failed := write_problem(out, result.replay)) is not None:
+        fallback = logs / f"{match_id}.jsonl"
+        if stored is not None:
+            kept_as: Path | None = None
+            where = f"the replay is stored as match {stored}"
+        elif out != fallback and write_problem(fallback, result.replay) is None:
+            kept_as, where = fallback, f"the replay is in {fallback} instead"
+        else:
+            kept_as, where = None, "the replay is lost"
+        write_error = f"cannot write {out}: {failed}; {where}"
+        out = kept_as
     make_console().print(result_table(result))
     for f in result.forfeits:
         name = specs[f.seat].name
@@ -202,10 +223,12 @@ def _play(
     kept = [f"stored as match {stored} ('arena replays show {stored}')"] if stored is not None else []
     if out is not None:
         kept.append(f"replay: {out}")
-    elif stored is None:
+    elif stored is None and write_error is None:
         kept.append("replay not kept (--no-record without --out)")
-    console.print(f"{'   '.join(kept)}   bot logs: {logs}/", markup=False, highlight=False)
-    if unsaved:
+    console.print("   ".join([*kept, f"bot logs: {logs}/"]), markup=False, highlight=False)
+    if write_error is not None:
+        typer.echo(f"error: {write_error}", err=True)
+    if unsaved or write_error is not None:
         raise typer.Exit(1)
     if result.forfeits:
         raise typer.Exit(FORFEIT_EXIT)

@@ -174,7 +174,8 @@ def _obj(line: str, n: int) -> dict[str, Any]:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ReplayError(n, f"not JSON: {exc.msg} at column {exc.colno}") from None
+        # some messages end in "at" ("Unterminated string starting at"): one "at" before the column
+        raise ReplayError(n, f"not JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}") from None
     if not isinstance(obj, dict):
         raise ReplayError(n, "expected a JSON object")
     return obj

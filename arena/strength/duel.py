@@ -120,22 +120,77 @@ def duel(
     return summarize(names[0], names[1], done)
 
 
+POLICY_NAMES_HELP = """\
+policy names (for CANDIDATE and BASELINE of duel, the VARIANTS and --against of sweep):
+  greedy, greedy-naive, random, search
+                  the built-in policies, by name
+  search:key=value;...
+                  search with parameters changed, e.g. "search:players=4;chip=0.45"
+                  (quote it: ';' ends a shell command); players=N starts from that table
+                  size's defaults; an unknown key is refused with the list of known keys
+  search@package.module:name
+                  search whose leaf evaluation is the worth model (or state value
+                  function (state, seat) -> float) that module attribute names
+"""
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Every option's default in its help, the description and epilog kept as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:  # an option that is off unless given: no "(default: None)"
+            return action.help
+        return super()._get_help_string(action)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: candidate and baseline names, players, games, seed."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("candidate")
-    ap.add_argument("baseline")
-    ap.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
-    ap.add_argument("--games", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1)
+    ap = argparse.ArgumentParser(
+        prog="python -m arena.strength.duel",
+        formatter_class=HelpFormatter,
+        description=(
+            "Play duplicate-dice games of a candidate policy against a baseline in this process (no\n"
+            "referee, no bot processes, no clock) and print the candidate's pairwise share, Elo and\n"
+            "score difference with 95% intervals.  For tuning: 'arena evaluate' (real bots, real\n"
+            "time limits) is the measurement of record."
+        ),
+        epilog=POLICY_NAMES_HELP
+        + """
+games come in duplicate groups: one seed under every seating, the candidate in each seat once
+against --players - 1 copies of the baseline, so a group is --players games.  --games is
+rounded down to whole groups, and at least two groups are needed for an interval.
+
+example:
+  python -m arena.strength.duel search greedy --players 2 --games 100 --seed 1
+""",
+    )
+    ap.add_argument("candidate", help="the policy measured (see policy names below)")
+    ap.add_argument("baseline", help="the policy in every other seat")
+    ap.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="players per game")
+    ap.add_argument(
+        "--games", type=int, default=100,
+        help="games to play: at least 2 x --players, rounded down to a multiple of --players",
+    )  # fmt: skip
+    ap.add_argument("--seed", type=int, default=1, help="first group's seed (group k plays seed + k)")
     args = ap.parse_args(argv)
-    groups = max(1, args.games // args.players)
+    if args.games < 2 * args.players:
+        ap.error(
+            f"--games must be at least {2 * args.players} for {args.players} players: games come in "
+            f"duplicate groups of {args.players} (one per seating) and an interval needs two groups"
+        )
+    groups = args.games // args.players
     if not 0 <= args.seed <= SEED_LIMIT - groups:
         ap.error("--seed must be 0 or more and the groups' seeds below 2**63 (a match seed's limit)")
     try:
         candidate, baseline = factory(args.candidate), factory(args.baseline)
     except ValueError as exc:
         ap.error(str(exc))
+    if groups * args.players != args.games:
+        print(
+            f"note: --games {args.games} is not a multiple of {args.players} (one game per seating): "
+            f"playing {groups * args.players} games in {groups} duplicate groups",
+            file=sys.stderr,
+        )
     start = time.monotonic()
     s = duel(candidate, baseline, args.players, groups, args.seed, names=(args.candidate, args.baseline))
     print(

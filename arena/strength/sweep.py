@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from pathlib import Path
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import CONFIDENCE, elo_from_share, normal_quantile
 
-from .duel import factory, play_group
+from .duel import POLICY_NAMES_HELP, HelpFormatter, factory, play_group
 
 Z95 = normal_quantile(0.5 + CONFIDENCE / 2.0)  # the 95% intervals of arena.evaluation
 
@@ -121,19 +122,70 @@ def format_result(r: VariantResult) -> str:
     )
 
 
+def output_problem(path: Path) -> str | None:
+    """Why the file ``path`` cannot be written, or None when it can: creates its missing parent
+    folders and opens it for appending (which changes nothing; a new file is removed again)."""
+    if path.is_dir():
+        return "it is a folder, not a file"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent)
+        return f"{blocker} is a file, not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    existed = path.exists()
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not existed:
+        path.unlink(missing_ok=True)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line (module docstring)."""
-    ap = argparse.ArgumentParser(prog="python -m arena.strength.sweep", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m arena.strength.sweep",
+        formatter_class=HelpFormatter,
+        description=(
+            "Paired sweep: play several variants of a policy against one opponent on the same\n"
+            "duplicate groups (the same seeds, every seating), and compare each variant with the\n"
+            "first, the reference, group by group.  On the same seeds most of the dice's luck is\n"
+            "shared, so the paired difference is much more precise than two separate duels (about\n"
+            "+-9 Elo on 400 four-player groups).  Games run in --jobs processes on this machine, as\n"
+            "in arena.strength.duel (no referee, no clock); the same options give the same figures,\n"
+            "whatever --jobs."
+        ),
+        epilog=POLICY_NAMES_HELP
+        + """
+each variant plays --groups duplicate groups, each --players games (one per seating), on seeds
+--seed .. --seed + --groups - 1.  A line per variant is printed as it finishes: its share and
+Elo against --against and, after the reference, the paired change with its 95% interval.
+
+example:
+  python -m arena.strength.sweep --players 4 --seed 3000 --groups 400 \\
+      "search:players=4" "search:players=4;chip=0.45"
+""",
+    )
     ap.add_argument("variants", nargs="+", help="policy names; the first is the reference")
-    ap.add_argument("--against", default="greedy", help="the opponent in every other seat (default greedy)")
-    ap.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
-    ap.add_argument("--seed", type=int, default=1, help="first group's seed (default 1)")
-    ap.add_argument("--groups", type=int, default=100, help="duplicate groups per variant (default 100)")
-    ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--against", default="greedy", help="the opponent in every other seat")
+    ap.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="players per game")
+    ap.add_argument("--seed", type=int, default=1, help="first group's seed")
+    ap.add_argument("--groups", type=int, default=100, help="duplicate groups per variant (at least 2)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (1 or more)")
+    ap.add_argument(
+        "--json", type=Path, metavar="FILE",
+        help="also write the results to FILE, as JSON (missing folders are created; a path that "
+        "cannot be written is refused before any game)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if args.groups < 2:
         ap.error("--groups must be at least 2 (a paired interval needs two groups)")
+    if args.jobs < 1:
+        ap.error(f"--jobs must be 1 or more (worker processes; this machine has {os.cpu_count()} CPUs)")
     if not 0 <= args.seed <= SEED_LIMIT - args.groups:
         ap.error("--seed must be 0 or more and --seed + --groups at most 2**63 (match seeds are below 2**63)")
     try:
@@ -141,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             factory(name)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.json is not None and (problem := output_problem(args.json)) is not None:
+        print(f"error: cannot write {args.json}: {problem}; give another path", file=sys.stderr)
+        return 2
     print(
         f"paired sweep: {len(args.variants)} variant(s) against {args.against}, {args.players} players, "
         f"groups {args.seed}..{args.seed + args.groups - 1} ({args.groups * args.players} games each)",
@@ -148,7 +203,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     results = sweep(args.variants, args.against, args.players, args.seed, args.groups, args.jobs)
     if args.json is not None:
-        args.json.write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n", encoding="utf-8")
+        text = json.dumps([asdict(r) for r in results], indent=2) + "\n"
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            sys.stdout.write(text)  # the results are not lost
+            sys.stdout.flush()
+            reason = exc.strerror or str(exc)
+            print(
+                f"error: cannot write {args.json}: {reason}; the JSON went to standard output instead",
+                file=sys.stderr,
+            )
+            return 1
     return 0
 
 

@@ -243,6 +243,15 @@ def test_section6_non_json_line_is_rejected(record2: str) -> None:
     assert err.line == 5 and "expected a throw" in err.reason
 
 
+def test_section6_truncated_line_names_the_column_once(record2: str) -> None:
+    lines = lines_of(record2)
+    err = rejected(join([*lines[:4], '{"seat": 0, "act']))  # a record cut off mid-line
+    assert err.line == 5
+    assert err.reason == "not JSON: Unterminated string starting at column 13"
+    assert str(err) == "line 5: not JSON: Unterminated string starting at column 13"
+    assert rejected("{} x").reason == "not JSON: Extra data at column 4"
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [

@@ -85,6 +85,9 @@ def test_command_line_prints_and_writes_every_variant(tmp_path: Path) -> None:
         (("--players", "5", "greedy"), "invalid choice"),
         (("--seed", "-1", "greedy"), "--seed must be 0 or more"),
         (("--seed", str(2**63 - 1), "--groups", "2", "greedy"), "at most 2**63"),
+        (("--jobs", "0", "greedy"), "--jobs must be 1 or more"),
+        (("--jobs", "-2", "greedy"), "--jobs must be 1 or more"),
+        (("--groups", "-5", "greedy"), "--groups must be at least 2"),
     ],
 )
 def test_command_line_refuses_bad_input_with_a_clear_message(args: tuple[str, ...], message: str) -> None:
@@ -101,3 +104,51 @@ def test_duel_command_refuses_bad_names_with_a_clear_message() -> None:
     )  # fmt: skip
     assert proc.returncode == 2
     assert "a search parameter is key=value" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [("afile/x.json", "{tmp}/afile is a file, not a folder"), ("adir", "it is a folder, not a file")],
+)
+def test_an_unwritable_json_path_is_refused_before_any_game(tmp_path: Path, target: str, reason: str) -> None:
+    (tmp_path / "afile").write_text("keep me\n")
+    (tmp_path / "adir").mkdir()
+    path = tmp_path / target
+    reason = reason.format(tmp=tmp_path)
+    proc = _cli("--players", "2", "--groups", "2", "greedy-naive", "--json", str(path))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: cannot write {path}: {reason}; give another path"]
+    assert proc.stdout == ""  # no game played
+    assert (tmp_path / "afile").read_text() == "keep me\n" and list((tmp_path / "adir").iterdir()) == []
+
+
+def test_json_in_missing_folders_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "sub" / "sweep.json"
+    proc = _cli("--players", "2", "--groups", "2", "greedy-naive", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [d["variant"] for d in json.loads(out.read_text())] == ["greedy-naive"]
+
+
+def test_json_that_cannot_be_written_after_the_games_goes_to_stdout() -> None:
+    proc = _cli("--players", "2", "--groups", "2", "greedy-naive", "--json", "/dev/full")  # a full disk
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: cannot write /dev/full: No space left on device; the JSON went to standard output instead"
+    ]
+    assert "(reference)" in proc.stdout  # the result lines are still there
+    data = json.loads(proc.stdout[proc.stdout.index("\n[") :])  # and the JSON after them
+    assert [d["variant"] for d in data] == ["greedy-naive"]
+
+
+def test_help_explains_the_variants_and_shows_every_default() -> None:
+    proc = _cli("--help")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "**" not in text and "``" not in text  # no raw Markdown / reST
+    for syntax in ("greedy-naive", "search:key=value;...", "search@package.module:name", "example:"):
+        assert syntax in text
+    assert '"search:players=4" "search:players=4;chip=0.45"' in text
+    for default in ("(default: greedy)", "(default: 4)", "(default: 1)", "(default: 100)", "(default: 2)"):
+        assert default in text
+    assert "(default: None)" not in text

@@ -440,7 +440,7 @@ class Match:
         while True:
             item = await self._next(link, sent, wall)
             if item is None:
-                self._timed_out(seat, sent, wall)
+                self._timed_out(seat, sent)
                 return None
             think = link.think(sent)
             try:
@@ -515,19 +515,19 @@ class Match:
             cpu_after = self._cpu(seat)
             cpu = None if cpu_after is None else max(0.0, cpu_after - cpu_before)
             if clock.over_budget(cpu):
-                detail = f"used {cpu:.3f}s of CPU (limit {clock.budget() or 0.0:.3f}s)"
+                detail = f"used {cpu:.3f}s of CPU ({clock.limit_detail(cpu=True)})"
                 self._forfeit(seat, Reason.TIMEOUT, detail, used=think)
                 return None
         clock.charge(think, cpu)
         link.pending_request = None
         return Answered(action, think, link.away_between(sent, time.monotonic()), cpu)
 
-    def _timed_out(self, seat: int, sent: float, wall: float | None) -> None:
+    def _timed_out(self, seat: int, sent: float) -> None:
         """No answer in time: ``timeout``, or ``stalled`` when the seat's process is found stopped
         (frozen) at the deadline."""
         link = self.links[seat]
         think = link.think(sent)
-        detail = f"no answer after {think:.3f}s (limit {wall or 0.0:.3f}s)"
+        detail = f"no answer after {think:.3f}s ({self.clocks[seat].limit_detail()})"
         away = link.away_between(sent, time.monotonic())
         if away > 0:
             detail += f"; the {away:.3f}s its connection was down do not count"

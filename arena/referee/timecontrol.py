@@ -68,6 +68,23 @@ class SeatClock:
             spent = cpu if self.control.cpu and cpu is not None else used
             self.bank = max(0.0, self.bank - max(0.0, spent - self.control.move_time))
 
+    def limit_detail(self, cpu: bool = False) -> str:
+        """What the next decision's limit is made of, for a forfeit's detail: ``limit 1.150s:
+        0.200s per decision + 0.950s left in the bank``.  ``cpu`` True: the CPU-time limit of a
+        CPU-mode decision; False: the wall-clock deadline (in CPU mode the wall-clock backstop,
+        twice the CPU budget plus one second)."""
+        budget = self.budget()
+        if budget is None:
+            return "no limit"
+        parts = f"{self.control.move_time:.3f}s per decision + {self.bank:.3f}s left in the bank"
+        if cpu or not self.control.cpu:
+            return f"limit {budget:.3f}s: {parts}"
+        wall = self.wall_budget() or 0.0
+        return (
+            f"wall-clock limit {wall:.3f}s: in CPU-time mode twice the CPU budget of "
+            f"{budget:.3f}s ({parts}) plus 1s"
+        )
+
     def over_budget(self, cpu: float | None) -> bool:
         """In CPU mode: did the decision use more CPU than move time + bank?"""
         budget = self.budget()

@@ -83,7 +83,29 @@ def forfeit_of(result: MatchResult, table: FakeTable, reason: Reason) -> str:
 def test_timeout() -> None:
     table = FakeTable(control=FAST)
     detail = forfeit_of(run(table, at(AT, silent)), table, Reason.TIMEOUT)
-    assert "no answer after" in detail and "limit 0.150s" in detail
+    assert "no answer after" in detail
+    assert "limit 0.150s: 0.050s per decision + 0.100s left in the bank" in detail
+
+
+def test_timeout_detail_names_the_bank_left() -> None:
+    """The limit in a timeout's detail is split into move time and the bank left after earlier
+    decisions drew on it."""
+    table = FakeTable(control=TimeControl(move_time=0.05, bank=1.0))
+
+    count = 0
+
+    async def seat1(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        nonlocal count
+        count += 1
+        if count == AT:
+            await asyncio.sleep(0.3)  # 0.25 s over the move time: drawn from the bank
+        if count <= AT:
+            channel.answer(request.request_id, greedy_text(request))
+
+    detail = forfeit_of(run(table, seat1), table, Reason.TIMEOUT)
+    head, _, bank = detail.partition("0.050s per decision + ")
+    assert head.startswith("no answer after") and bank.endswith("s left in the bank)")
+    assert 0.2 < float(bank.split("s")[0]) < 0.76  # 1 s less the 0.25 s drawn (and a little more)
 
 
 def test_timeout_on_cpu() -> None:
@@ -96,7 +118,7 @@ def test_timeout_on_cpu() -> None:
 
     table.processes.cpu[1] = 0.0
     detail = forfeit_of(run(table, at(AT, burn)), table, Reason.TIMEOUT)
-    assert "used 2.500s of CPU (limit 1.000s)" in detail
+    assert "used 2.500s of CPU (limit 1.000s: 0.500s per decision + 0.500s left in the bank)" in detail
 
 
 def test_stalled_at_the_deadline() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,50 +14,13 @@ from arena.engine.chance import SEED_LIMIT
 from arena.engine.policies import POLICIES
 from arena.engine.record import Replay
 from arena.engine.render import LEGEND
+from arena.outpaths import folder_problem, output_problem, write_problem
 
 from .rules_option import RULES_HELP, parse_rules
 
+__all__ = ["app", "folder_problem", "output_problem", "refuse_path", "write_problem"]
+
 app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
-
-
-def output_problem(path: Path) -> str | None:
-    """Why the file ``path`` cannot be written, or None when it can.
-
-    Creates the missing parent folders (as ``--out`` of every command does) and opens the file for
-    appending, which changes nothing in it; a file that did not exist is removed again.  Call it
-    before the work whose result goes to ``path``, so that a bad path costs nothing."""
-    if path.is_dir():
-        return "it is a folder, not a file"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent)
-        return f"{blocker} is a file, not a folder"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    existed = path.exists()
-    try:
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if not existed:
-        path.unlink(missing_ok=True)
-    return None
-
-
-def folder_problem(path: Path) -> str | None:
-    """Why files cannot be written in the folder ``path`` (created when missing), or None."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        blocker = next((p for p in reversed((path, *path.parents)) if p.exists() and not p.is_dir()), path)
-        return f"{blocker} is a file, not a folder"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if not os.access(path, os.W_OK | os.X_OK):
-        return "no permission to write in it"
-    return None
 
 
 def refuse_path(path: Path, problem: str | None) -> None:
@@ -66,16 +28,6 @@ def refuse_path(path: Path, problem: str | None) -> None:
     if problem is not None:
         typer.echo(f"error: cannot write {path}: {problem}; give another path", err=True)
         raise typer.Exit(2)
-
-
-def write_problem(path: Path, text: str) -> str | None:
-    """Write ``text`` to ``path`` (creating missing folders); None, or why it failed."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
 
 
 def _policy_names(value: str) -> list[str]:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import CONFIDENCE, elo_from_share, normal_quantile
+from arena.outpaths import output_problem
 
 from .duel import POLICY_NAMES_HELP, HelpFormatter, factory, play_group
 
@@ -120,29 +121,6 @@ def format_result(r: VariantResult) -> str:
         line + f"  paired: share {r.diff:+.4f} +- {r.half_width:.4f}, "
         f"Elo {r.elo_change:+.1f} [{r.elo_change_low:+.1f}, {r.elo_change_high:+.1f}]"
     )
-
-
-def output_problem(path: Path) -> str | None:
-    """Why the file ``path`` cannot be written, or None when it can: creates its missing parent
-    folders and opens it for appending (which changes nothing; a new file is removed again)."""
-    if path.is_dir():
-        return "it is a folder, not a file"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent)
-        return f"{blocker} is a file, not a folder"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    existed = path.exists()
-    try:
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    if not existed:
-        path.unlink(missing_ok=True)
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

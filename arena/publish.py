@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.botref import sample_bots
 from arena.leaderboard import MIN_GAMES, LeaderRow, leaderboard, store_ratings, to_json, to_markdown
 from arena.store.bots import DuplicateUploadError, add_bot, sha256_file
 from arena.store.db import Database
@@ -40,8 +41,8 @@ class Definition:
 
 
 def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
-    """Read ``folder/<name>.toml``; bots are sample names (``bots/<name>_bot.py``) or paths
-    relative to the TOML file."""
+    """Read ``folder/<name>.toml``; bots are sample names (``greedy``, ``greedy-naive``: see
+    :func:`arena.botref.sample_bots`) or paths relative to the TOML file."""
     path = folder / f"{name}.toml"
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in folder.glob("*.toml"))) or "none"
@@ -51,16 +52,21 @@ def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
     except tomllib.TOMLDecodeError as exc:
         raise LeaderboardDefinitionError(f"{path}: {exc}") from None
     bots: dict[str, Path] = {}
+    samples = sample_bots()
     entries = data.get("bots")
     if not isinstance(entries, list) or len(entries) < 2:
         raise LeaderboardDefinitionError(f"{path}: 'bots' must list at least two bots")
     for entry in entries:
         candidate = path.parent / str(entry)
-        sample = REPO / "bots" / f"{entry}_bot.py"
-        file = candidate if candidate.is_file() else sample
-        if not file.is_file():
-            raise LeaderboardDefinitionError(f"{path}: bot {entry!r} is neither a sample bot nor a file")
-        bots[Path(str(entry)).stem.removesuffix("_bot")] = file
+        if candidate.is_file():
+            bots[candidate.stem.removesuffix("_bot")] = candidate
+        elif str(entry) in samples:
+            bots[str(entry)] = samples[str(entry)]
+        else:
+            raise LeaderboardDefinitionError(
+                f"{path}: bot {entry!r} is neither a sample bot ({', '.join(samples)}) nor a file "
+                "(a path is read relative to the TOML file)"
+            )
     try:
         return Definition(
             name=name,

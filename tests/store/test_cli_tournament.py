@@ -183,10 +183,24 @@ def test_publish(sqlite_db: Database, tmp_path: Path) -> None:
     assert [(r.bot, r.games) for r in rows2] == [(r.bot, r.games) for r in rows]
 
 
+def test_definitions_name_every_sample_bot(tmp_path: Path) -> None:
+    """Sample names are those of ``arena bots``: ``greedy-naive`` is ``bots/greedy_naive_bot.py``
+    (it was refused); the shipped board loads; a path is read beside the TOML file."""
+    _toml(tmp_path, "naive", ["greedy-naive", "greedy"])
+    board = load_definition("naive", tmp_path)
+    assert board.bots == {"greedy-naive": sample("greedy_naive"), "greedy": sample("greedy")}
+    (tmp_path / "mine_bot.py").write_text("# my own bot\n", encoding="utf-8")
+    _toml(tmp_path, "mixed", ["mine_bot.py", "greedy-naive"])
+    assert load_definition("mixed", tmp_path).bots["mine"] == tmp_path / "mine_bot.py"
+    shipped = load_definition("sample")
+    assert set(shipped.bots) >= {"search", "greedy", "greedy-naive", "random"}
+
+
 def test_bad_leaderboard_definitions(db: Database, tmp_path: Path, arena_home: Path) -> None:
     folder = tmp_path / "boards"
     _toml(folder, "typo", ["greedy", "gredy"])
-    with pytest.raises(LeaderboardDefinitionError, match="bot 'gredy' is neither a sample bot nor a file"):
+    refused = r"bot .gredy. is neither a sample bot \(greedy, greedy-naive, .*\) nor a file"
+    with pytest.raises(LeaderboardDefinitionError, match=refused):
         publish(db, "typo", folder=folder)
     _toml(folder, "lonely", ["greedy"])
     with pytest.raises(LeaderboardDefinitionError, match="at least two bots"):

@@ -135,12 +135,7 @@ def run(
                 "the ladder stopped; 'arena ladder run' resumes it", exit_status(stop.signum)
             ) from None
     tid, played = done.tournament_id, done.played
-    if done.ended == "finished":
-        message = f"the ladder (tournament {tid}) is finished: it has nothing more to play"
-        if not played:
-            raise fail(message)
-        typer.echo(f"{message} ({_matches(played)} played)", err=True)
-    elif done.ended == "max_tables":
+    if done.ended == "max_tables":
         typer.echo(
             f"the ladder (tournament {tid}) played {_matches(played)} and stopped as asked after "
             f"{_tables(max_tables or 0)} (--max-tables); 'arena ladder run' goes on",

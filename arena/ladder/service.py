@@ -13,9 +13,9 @@ While fewer than two bots are active the service idles (asking again every :data
 stop signal ends it cleanly (:class:`arena.lifecycle.Stopped`).  The ladder itself never ends: a
 run ends when stopped, after ``stop_after`` matches, or after handing out its ``max_tables``
 new tables and finishing them (a per-run limit, never stored: the next run goes on; see
-:func:`play_ladder`).  The published Plackett-Luce
-table is refitted when results came in (:func:`arena.ladder.ratings.refit`, in a process of its
-own: :class:`Refitter`), at most every ``refit_every`` seconds and 10% of the time.
+:func:`play_ladder`).  The published Plackett-Luce table is refitted when results came in
+(:func:`arena.ladder.ratings.refit`, in a process of its own: :class:`Refitter`), at most every
+``refit_every`` seconds and 10% of the time.
 """
 
 from __future__ import annotations
@@ -37,12 +37,13 @@ from arena.sandbox import require_bwrap
 from arena.sandbox.limits import SandboxLimits
 from arena.store.db import Database, arena_home
 from arena.store.lease import coordinator_lease
-from arena.store.tournaments import MatchTask, get_tournament, status_counts, tournament_sandbox
+from arena.store.tournaments import MatchTask, status_counts, tournament_sandbox
 from arena.tournament.runfile import RunFile, reap_dead_run, run_path
 from arena.tournament.runner import (
     LocalExecutor,
     MatchExecutor,
     ProgressFn,
+    RunOver,
     coordinate,
     database_failures,
     default_jobs,
@@ -80,9 +81,9 @@ class LadderSettings:
 @dataclass(frozen=True)
 class LadderRun:
     """How a run of the ladder ended: ``ended`` is ``"stop_after"`` (it played its
-    ``stop_after`` matches), ``"max_tables"`` (it handed out its ``max_tables`` new tables and
-    finished them) or ``"finished"`` (the ladder has nothing more to play); ``played`` counts the
-    matches it finished or recorded as failed."""
+    ``stop_after`` matches) or ``"max_tables"`` (it handed out its ``max_tables`` new tables and
+    finished them); ``played`` counts the matches it finished or recorded as failed.  (Stopped
+    otherwise, it raises instead: the ladder itself never finishes.)"""
 
     tournament_id: int
     played: int
@@ -93,8 +94,9 @@ class LadderStopped(Exception):
     """The ladder was asked to stop by its ``stop`` event (a background service's ``stop()``)."""
 
 
-class RunLimitReached(Exception):
-    """This run handed out its ``max_tables`` tables and nothing of the ladder is left open."""
+class RunLimitReached(RunOver):
+    """This run handed out its ``max_tables`` tables and nothing of the ladder is left open: the
+    run ends like a finished format (its workers closed, not aborted), the ladder goes on."""
 
 
 def idle_puller(
@@ -104,14 +106,14 @@ def idle_puller(
     the ladder has nothing to play and nothing in flight, wait (a stop signal raises
     :class:`arena.lifecycle.Stopped`, ``stop`` :class:`LadderStopped`).  When ``max_tables`` is
     reached and nothing is left open it raises :class:`RunLimitReached` (rather than saying the
-    format is finished, which would mark the ladder finished for good)."""
+    format is finished, which would mark the ladder finished for good); it never returns None."""
 
-    def puller(db: Database, tournament_id: int) -> list[MatchTask] | None:
+    def puller(db: Database, tournament_id: int) -> list[MatchTask]:
         while True:
             tasks = pull_ladder(db, tournament_id, max_tables=max_tables, inflight=inflight)
-            if tasks is None and max_tables is not None:
+            if tasks is None:  # only with max_tables: without it the ladder format never finishes
                 raise RunLimitReached(f"{max_tables} tables handed out")
-            if tasks is None or tasks or _something_open(db, tournament_id):
+            if tasks or _something_open(db, tournament_id):
                 return tasks
             signum = lifecycle.stop_requested()
             if signum is not None:
@@ -221,9 +223,12 @@ def play_ladder(
     until stopped; say how the run ended.  ``executor(tournament_id, run)`` makes the executor
     (default: ``jobs`` local worker processes); ``stop_after`` ends the run after that many
     matches; ``settings.max_tables`` ends it once it has handed out that many new tables and
-    finished them (with the matches an earlier run left open); setting ``stop`` ends it with
-    :class:`LadderStopped` (matches in flight are abandoned: they are played again by the next
-    run).  Neither limit is stored: the next run goes on from where this one ended."""
+    finished them (with the matches an earlier run left open).  Either way the run ends as a
+    finished tournament's does: what is in flight is recorded and the workers are closed.
+    Setting ``stop`` ends it with :class:`LadderStopped` and a stop signal with
+    :class:`arena.lifecycle.Stopped` (the workers are aborted, matches in flight abandoned: they
+    are played again by the next run).  No limit is stored: the next run goes on from where this
+    one ended."""
     s = settings or LadderSettings()
     n = jobs or default_jobs()
     inflight = s.inflight or n + 1
@@ -259,10 +264,10 @@ def play_ladder(
                     puller=idle_puller(stop, max_tables=limit, inflight=inflight), recorder=record_rated,
                     batch_recorder=record_rated_batch,
                 )  # fmt: skip
-            except RunLimitReached:
-                ended = "max_tables"  # nothing was in flight: the executor's idle workers are let go
-            else:  # it played its stop_after matches, or the format is finished (the ladder's never is)
-                ended = "finished" if get_tournament(db, tid).status == "finished" else "stop_after"
+            except RunLimitReached:  # raised after its tables were recorded and the workers closed
+                ended = "max_tables"
+            else:  # the ladder's puller never says it is finished: the run played its stop_after matches
+                ended = "stop_after"
             played = _played(db, tid) - before
         finally:
             refitter.stop()

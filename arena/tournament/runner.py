@@ -70,6 +70,14 @@ class TournamentError(StoreError):
     """The tournament could not be completed (e.g. workers kept dying)."""
 
 
+class RunOver(Exception):
+    """Raised by a :func:`coordinate` ``puller`` that has nothing more for this run although the
+    tournament goes on (the ladder's per-run ``max_tables``).  The run ends as when the format is
+    finished: what is in flight is played and recorded, the executor is closed (not aborted),
+    but the tournament is not marked finished; :func:`coordinate` then raises it again, so the
+    caller knows how the run ended."""
+
+
 @dataclass
 class Progress:
     """What a progress display is told after every finished match."""
@@ -313,7 +321,8 @@ def coordinate(
     SIGHUP) stops the run at the next turn: the executor is aborted (matches in flight are
     abandoned and their bots stopped), what finished is recorded, the matches in flight go back
     to the queue, and :class:`arena.lifecycle.Stopped` is raised.  The executor is closed in the
-    end, whatever happens (aborted when the run ends by an exception).
+    end, whatever happens (aborted when the run ends by an exception other than the puller's
+    :class:`RunOver`, which ends the run like a finished format but leaves the tournament open).
     """
     if batch_recorder is None:
         batch_recorder = record_batch if recorder is record else _one_by_one(recorder)
@@ -323,7 +332,8 @@ def coordinate(
     failed = 0
     queue = list(reversed(tasks))
     known = {t.match_id for t in tasks}
-    over = False  # the format said it is finished
+    over = False  # the format said it is finished (or, with run_over, the puller: this run is)
+    run_over: RunOver | None = None
     ask = True  # results came in since the format was last asked
     pending: dict[Hashable, MatchTask] = {}
     requeues: Counter[int] = Counter()
@@ -345,7 +355,10 @@ def coordinate(
                 room = stop_after is None or played + len(pending) < stop_after
                 if not queue and not over and ask and not broken and room:
                     ask = False
-                    fresh = puller(db, tournament_id)
+                    try:
+                        fresh, run_over = puller(db, tournament_id), None
+                    except RunOver as exc:  # nothing more for this run: ends as finished, not marked so
+                        fresh, run_over = None, exc
                     if fresh is None:
                         over = not pending
                     else:
@@ -417,6 +430,8 @@ def coordinate(
             ending = "close"
             executor.close()
             ending = "done"
+            if over and run_over is not None:
+                raise run_over
             if over:
                 finish_tournament(db, tournament_id)
     finally:

@@ -12,7 +12,16 @@ from arena.referee import MatchResult
 from arena.referee.result import SeatOutcome
 from arena.store.db import Database, StoreError
 from arena.store.tournaments import MatchTask, get_tournament, status_counts
-from arena.tournament.runner import MAX_REQUEUES, Outcome, Progress, Requeue, coordinate, open_run, record
+from arena.tournament.runner import (
+    MAX_REQUEUES,
+    Outcome,
+    Progress,
+    Requeue,
+    RunOver,
+    coordinate,
+    open_run,
+    record,
+)
 
 from .helpers import TOTAL, match_rows, setup_tournament
 
@@ -96,4 +105,35 @@ def test_stop_after(db: Database) -> None:
     executor = ScriptedExecutor({})
     coordinate(db, tid, open_run(db, tid), executor, stop_after=5)
     assert status_counts(db, tid) == {"finished": 5, "queued": TOTAL - 5}
+    assert get_tournament(db, tid).status == "running"
+
+
+@dataclass
+class AbortableExecutor(ScriptedExecutor):
+    """A :class:`ScriptedExecutor` that says whether it was aborted (stopped at once)."""
+
+    aborted: bool = False
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+def test_a_puller_that_ends_the_run_closes_the_executor(db: Database) -> None:
+    """A puller's RunOver (the ladder's --max-tables) ends the run like a finished format: what is
+    in flight is played and recorded, the executor is closed and not aborted (a local pool's
+    workers are let go, not sent SIGTERM), and the tournament is not marked finished."""
+    tid = setup_tournament(db, sandbox=False)
+    tasks = open_run(db, tid)
+    executor = AbortableExecutor({})
+    asked: list[int] = []
+
+    def puller(db: Database, tournament_id: int) -> list[MatchTask] | None:
+        asked.append(len(executor.pending))
+        raise RunOver("this run has had its share")
+
+    with pytest.raises(RunOver, match="its share"):
+        coordinate(db, tid, tasks, executor, puller=puller)
+    assert asked[0] > 0 and asked[-1] == 0  # first asked with matches in flight: they were played
+    assert executor.closed and not executor.aborted
+    assert status_counts(db, tid) == {"finished": TOTAL}
     assert get_tournament(db, tid).status == "running"

@@ -1,26 +1,32 @@
 """Runs of the ladder one after another (real ``arena ladder run`` processes, real bots, a real
-SQLite file): ``--max-tables`` and ``--stop-after`` limit one run and never end the ladder; a
-ladder that an earlier version ended for good with a stored ``max_tables`` plays again (from the
-command line and under ``arena serve``'s background service); the settings only a new ladder
-takes say so in ``--help``, and a later run that asks for other ones is told that the stored ones
-are kept and how to change them."""
+SQLite file): ``--max-tables`` and ``--stop-after`` limit one run and never end the ladder, and
+both let the run's worker processes go cleanly (no SIGTERM); a ladder that an earlier version
+ended for good with a stored ``max_tables`` plays again (from the command line and under ``arena
+serve``'s background service); the settings only a new ladder takes say so in ``--help``, and a
+later run that asks for other ones is told that the stored ones are kept and how to change
+them."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Hashable
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from store.helpers import run_cli, sample
 
 from arena.ladder.background import LadderService
 from arena.ladder.field import find_ladder
-from arena.ladder.service import LadderSettings, run_ladder
+from arena.ladder.pull import tables_of
+from arena.ladder.service import LadderSettings, play_ladder, run_ladder
 from arena.referee.timecontrol import TimeControl
 from arena.serve.services import ServeContext
 from arena.store.bots import add_bot
 from arena.store.db import Database
-from arena.store.tournaments import get_tournament, status_counts
+from arena.store.tournaments import MatchTask, get_tournament, status_counts
+from arena.tournament.runfile import RunFile
+from arena.tournament.runner import LocalExecutor
 
 
 def _bots(url: str) -> None:
@@ -84,6 +90,53 @@ def test_max_tables_limits_one_run_and_the_next_run_goes_on(sqlite_url: str, are
     assert status == "running" and counts == {"finished": 8 + left} and "max_tables" not in options
     listed = run_cli(arena_home, sqlite_url, "tournament", "list").stdout
     assert "finished" in listed and "running" in listed  # the column and the ladder's status
+
+
+class _WatchedPool(LocalExecutor):
+    """A local pool that keeps its worker processes (to read their exit codes once the run is
+    over) and counts its aborts (each worker sent SIGTERM)."""
+
+    def __init__(self, log_dir: Path, run: RunFile) -> None:
+        super().__init__(2, log_dir, None, run)
+        self.processes: dict[int, BaseProcess] = {}
+        self.aborts = 0
+
+    def submit(self, task: MatchTask) -> Hashable:
+        handle = super().submit(task)
+        self.processes.update(getattr(self.pool, "_processes", None) or {})
+        return handle
+
+    def abort(self) -> None:
+        self.aborts += 1
+        super().abort()
+
+
+def test_max_tables_lets_the_workers_go_as_a_normal_end_does(sqlite_url: str, arena_home: Path) -> None:
+    """A run stopped by --max-tables used to abort its pool: every worker was sent SIGTERM and
+    exited 143 (128 + SIGTERM).  Now it ends as a --stop-after run does: the pool is shut down,
+    each worker exits 0, and every match of the run's tables is recorded first."""
+    _bots(sqlite_url)
+    db = Database(sqlite_url)
+    pools: list[_WatchedPool] = []
+
+    def executor(_tid: int, run: RunFile) -> _WatchedPool:
+        pools.append(_WatchedPool(arena_home / "logs", run))
+        return pools[-1]
+
+    settings = LadderSettings(seed=2, table_sizes=(2,), control=TimeControl(2.0, 20.0), sandbox=None,
+                              max_tables=3)  # fmt: skip
+    try:
+        done = play_ladder(db, settings, jobs=2, executor=executor, refit_every=60)
+        assert (done.ended, done.played) == ("max_tables", 6)  # 3 tables of 2 seat rotations
+        assert tables_of(db, 1) == 3 and status_counts(db, 1) == {"finished": 6}
+        assert get_tournament(db, 1).status == "running"
+        again = play_ladder(db, LadderSettings(), jobs=2, executor=executor, refit_every=60, stop_after=2)
+        assert (again.ended, again.played) == ("stop_after", 2)
+    finally:
+        db.close()
+    for pool, how in zip(pools, ("--max-tables", "--stop-after"), strict=True):
+        exits = {pid: p.exitcode for pid, p in pool.processes.items()}
+        assert pool.aborts == 0 and exits and set(exits.values()) == {0}, (how, exits)
 
 
 def test_a_ladder_an_earlier_version_ended_plays_again(sqlite_url: str, arena_home: Path) -> None:

@@ -21,7 +21,12 @@ The rule, applied each time a table is asked for (table number ``g`` = 0, 1, 2, 
 
 Only whole groups are handed out, one per question, and one more only when the queue is empty
 (the coordinator asks when it has room): at most ``options["inflight"]`` groups (default 2) are
-unfinished at once.  The ladder never finishes unless ``options["max_tables"]`` is set.
+unfinished at once.  The ladder never finishes by itself: only ``options["max_tables"]``, a cap
+on the tables handed out in all, makes it say :class:`Finished` (once that many are out and none
+is open; until then it waits).  That option is one run's: the ladder service passes the tables
+handed out before the run plus the run's ``--max-tables`` (:func:`arena.ladder.pull.ask`) and
+ends that run there without marking the ladder finished.  It is never stored (one stored by an
+earlier version is dropped when the ladder next runs: :func:`arena.ladder.field.forget_run_options`).
 
 **What it is a function of**: the settings and the history, like every format.  Ratings are
 OpenSkill (:mod:`arena.ratings.openskill`) over the finished matches in schedule order, unless
@@ -179,7 +184,7 @@ class Ladder(Format):
     def next(self, history: History) -> Next:
         s = self.settings
         summary = self.summary(history)
-        limit = s.options.get("max_tables")
+        limit = s.options.get("max_tables")  # the run's limit (see the module docstring)
         if limit is not None and summary.tables >= int(limit):
             return Finished() if summary.open_groups == 0 else Wait()
         if summary.open_groups >= int(s.options.get("inflight", DEFAULT_INFLIGHT)):

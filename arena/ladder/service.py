@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import ParamSpec
 
 from arena import lifecycle
 from arena.live.channel import LIVE_ENV, socket_path
@@ -53,6 +54,8 @@ from arena.tournament.runner import (
 from .field import ensure_ladder
 from .pull import pull_ladder, tables_of
 from .ratings import fit_state, record_rated, record_rated_batch, refit
+
+P = ParamSpec("P")
 
 IDLE = 0.5
 """Seconds between questions while the ladder has nothing to play (fewer than 2 active bots)."""
@@ -186,26 +189,6 @@ class Refitter:
                 proc.terminate()  # a fit in progress is simply abandoned (the cache stays stale)
 
 
-def run_ladder(
-    db: Database,
-    settings: LadderSettings | None = None,
-    *,
-    jobs: int | None = None,
-    config: RefereeConfig | None = None,
-    executor: Callable[[int, RunFile], MatchExecutor] | None = None,
-    progress: ProgressFn | None = None,
-    stop_after: int | None = None,
-    refit_every: float = REFIT_EVERY,
-    wait: bool = False,
-    stop: threading.Event | None = None,
-) -> int:
-    """:func:`play_ladder`; return the ladder's tournament id."""
-    return play_ladder(
-        db, settings, jobs=jobs, config=config, executor=executor, progress=progress, stop_after=stop_after,
-        refit_every=refit_every, wait=wait, stop=stop,
-    ).tournament_id  # fmt: skip
-
-
 def play_ladder(
     db: Database,
     settings: LadderSettings | None = None,
@@ -273,6 +256,19 @@ def play_ladder(
             refitter.stop()
             run.remove()
     return LadderRun(tid, played, ended)
+
+
+def _tournament_id(play: Callable[P, LadderRun]) -> Callable[P, int]:
+    """``play``, answering the ladder's tournament id rather than the :class:`LadderRun`."""
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        return play(*args, **kwargs).tournament_id
+
+    return run
+
+
+run_ladder = _tournament_id(play_ladder)
+""":func:`play_ladder` (the same arguments); return the ladder's tournament id."""
 
 
 def _played(db: Database, tournament_id: int) -> int:

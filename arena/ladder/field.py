@@ -213,11 +213,6 @@ def sync_field(db: Database, tournament_id: int, active: list[int]) -> list[int]
         return field
 
 
-def ladder_config(t: Tournament) -> dict[str, Any]:
-    """The ladder's stored format options."""
-    return dict(json.loads(t.config or "{}").get("format_options") or {})
-
-
 def entry_count(db: Database, tournament_id: int) -> int:
     with db.session() as session:
         return int(

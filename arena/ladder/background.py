@@ -97,7 +97,10 @@ class LadderService:
                 tid = run_ladder(
                     self.ctx.db, self.settings, jobs=self.ctx.jobs, executor=self._executor, stop=self._stop
                 )
-                self.ctx.log(f"ladder: tournament {tid} has nothing more to play")
+                self.ctx.log(  # it returns only when the run's max_tables is reached
+                    f"ladder: tournament {tid}: this run handed out its {self.settings.max_tables} tables "
+                    "(max_tables) and ends; the ladder stays open for the next run"
+                )
                 return
             except LadderStopped:
                 return

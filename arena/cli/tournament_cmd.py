@@ -25,7 +25,7 @@ from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, tournament_state
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
-from arena.tournament.service import FORMATS, create
+from arena.tournament.service import FORMATS, TournamentConfigError, create
 
 from .common import database, fail
 from .rules_option import RULES_HELP, parse_rules
@@ -125,25 +125,33 @@ def _create(
     rounds: int | None = None,
     seeding: str = "order",
 ) -> int:
+    """Create the tournament and print its one-line summary; return its id.
+
+    Options that do not go together (``--rounds`` with a round robin, a gauntlet without
+    ``--candidate``, too few bots for the tables, ...) are a usage error: one line, exit 2.
+    A bot that cannot be found stays a data error (exit 1, from :func:`database`)."""
     if fmt not in FORMATS:
         raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}", param_hint="--format")
-    t = create(
-        db,
-        bots,
-        fmt=fmt,
-        table_sizes=_tables(tables),
-        games=games,
-        seed=random.randrange(SEED_LIMIT) if seed is None else seed,
-        move_time=move_time,
-        bank=bank,
-        candidate=candidate,
-        name=name,
-        sandbox=sandbox,
-        cpu_clock=cpu_clock,
-        rules=parse_rules(rules),
-        rounds=rounds,
-        seeding=seeding,
-    )
+    try:
+        t = create(
+            db,
+            bots,
+            fmt=fmt,
+            table_sizes=_tables(tables),
+            games=games,
+            seed=random.randrange(SEED_LIMIT) if seed is None else seed,
+            move_time=move_time,
+            bank=bank,
+            candidate=candidate,
+            name=name,
+            sandbox=sandbox,
+            cpu_clock=cpu_clock,
+            rules=parse_rules(rules),
+            rounds=rounds,
+            seeding=seeding,
+        )
+    except TournamentConfigError as exc:
+        raise fail(str(exc), 2) from None
     assert t.id is not None
     total = sum(status_counts(db, t.id).values())
     where = "sandboxed" if sandbox else "NOT sandboxed"

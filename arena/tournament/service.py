@@ -75,27 +75,40 @@ def create(
     except ValueError as exc:
         raise TournamentConfigError(f"{exc}; give --move-time and --bank of 0 or more") from None
     if rounds is not None and fmt != "swiss":
-        raise TournamentConfigError(f"--rounds is for Swiss tournaments, not {fmt}")
+        raise TournamentConfigError(
+            f"--rounds is for Swiss tournaments, not {fmt}; leave it out, or use --format swiss"
+        )
     if seeding not in SEEDINGS:
         raise TournamentConfigError(f"unknown seeding {seeding!r}; choose {' or '.join(SEEDINGS)}")
     if seeding != "order" and fmt != "knockout":
-        raise TournamentConfigError(f"--seeding is for knockout tournaments, not {fmt}")
+        raise TournamentConfigError(
+            f"--seeding is for knockout tournaments, not {fmt}; leave it out, or use --format knockout"
+        )
     if candidate is not None and fmt != "gauntlet":
-        raise TournamentConfigError(f"--candidate is for gauntlets, not {fmt}")
+        raise TournamentConfigError(
+            f"--candidate is for gauntlets, not {fmt}; leave it out, or use --format gauntlet"
+        )
     refs = list(dict.fromkeys(bots))
     if len(refs) != len(bots):
-        raise TournamentConfigError("each bot may be named only once")
+        twice = next(b for b in refs if bots.count(b) > 1)
+        raise TournamentConfigError(f"{twice} is named twice; name each bot only once")
     if fmt == "gauntlet":
         if candidate is None:
-            raise TournamentConfigError("a gauntlet needs --candidate")
+            raise TournamentConfigError("a gauntlet needs --candidate BOT: the bot that plays the field")
         if candidate in refs:
-            raise TournamentConfigError("the candidate must not also be in the field")
+            raise TournamentConfigError(
+                f"the candidate {candidate} must not also be in the field; leave it out of the bots listed"
+            )
         versions = [_version(db, candidate)] + [_version(db, b) for b in refs]
     else:
         versions = [_version(db, b) for b in refs]
     ids = [v.id for v in versions]
     if len(set(ids)) != len(ids):
-        raise TournamentConfigError("the same bot version appears twice")
+        given = [*([candidate] if fmt == "gauntlet" and candidate else []), *refs]
+        same = [ref for ref, i in zip(given, ids, strict=True) if ids.count(i) > 1]
+        raise TournamentConfigError(
+            f"{' and '.join(same)} are the same bot version; name each version once"
+        )
     options: dict[str, object] = {}
     if fmt == "knockout":
         options["order"] = _seeding(db, versions) if seeding == "rating" else list(range(len(versions)))

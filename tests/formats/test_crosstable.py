@@ -140,12 +140,61 @@ def test_cli_rejects_bad_combinations(sqlite_url: str, tmp_path: Path, arena_hom
     _field(db, tmp_path / "bots")
     db.close()
     out = cli_inproc(arena_home, sqlite_url, "tournament", "create", "a", "b", "c", "--format", "swiss",
-                     "--tables", "4", code=None)  # fmt: skip
-    assert out.returncode != 0 and "needs at least 4 bots" in out.stderr
-    out = cli_inproc(
-        arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "league", code=None
-    )
-    assert out.returncode != 0 and "swiss" in out.stderr and "knockout" in out.stderr
+                     "--tables", "4", code=2)  # fmt: skip
+    assert "needs at least 4 bots" in out.stderr
+    out = cli_inproc(arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "league", code=2)
+    assert "swiss" in out.stderr and "knockout" in out.stderr
+    for command in ("create", "run"):  # a bot that cannot be found is bad data, not bad usage
+        missing = cli_inproc(arena_home, sqlite_url, "tournament", command, "a", "nobody", code=1)
+        assert "no bot 'nobody'" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            "a b --rounds 3",
+            "--rounds is for Swiss tournaments, not round-robin; leave it out, or use --format swiss",
+        ),
+        (
+            "a b --format swiss --seeding rating",
+            "--seeding is for knockout tournaments, not swiss; leave it out, or use --format knockout",
+        ),
+        (
+            "a b --candidate c",
+            "--candidate is for gauntlets, not round-robin; leave it out, or use --format gauntlet",
+        ),
+        ("a b --format gauntlet", "a gauntlet needs --candidate BOT: the bot that plays the field"),
+        (
+            "a b --format gauntlet --candidate a",
+            "the candidate a must not also be in the field; leave it out of the bots listed",
+        ),
+        ("a b a", "a is named twice; name each bot only once"),
+        ("a a@1 b", "a and a@1 are the same bot version; name each version once"),
+        ("a --format knockout", "a knockout needs at least 2 bots, got 1"),
+        ("a b --format knockout --tables 3", "a knockout plays two-player tables (--tables 2), got [3]"),
+        ("a b c --tables 4", "tables of 4 need at least 4 bots in the field, got 3"),
+        (
+            "a b c --format swiss --tables 2,3",
+            "a Swiss tournament plays one table size of 2, 3 or 4, got [2, 3]",
+        ),
+        ("a b --format knockout --seeding elo", "unknown seeding 'elo'; choose order or rating"),
+    ],
+)
+@pytest.mark.parametrize("command", ["create", "run"])
+def test_cli_bad_combinations_are_usage_errors(
+    sqlite_url: str, tmp_path: Path, arena_home: Path, command: str, args: str, message: str
+) -> None:
+    """Options that do not go together are bad usage (exit 2), told in one line that says what
+    to change, before anything is stored or played."""
+    db = Database(sqlite_url)
+    _field(db, tmp_path / "bots")
+    db.close()
+    out = cli_inproc(arena_home, sqlite_url, "tournament", command, *args.split(), "--no-sandbox", code=2)
+    assert out.stderr.splitlines() == [f"error: {message}"], out.stderr
+    assert out.stdout == ""
+    listed = cli_inproc(arena_home, sqlite_url, "tournament", "list")
+    assert "no tournaments yet" in listed.stdout
 
 
 def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:

@@ -131,9 +131,10 @@ def test_gauntlet_cli(sqlite_url: str, arena_home: Path) -> None:
     assert Counter(r["bots"].index("greedy") for r in rows) == {0: 3, 1: 3, 2: 1}
 
     proc = run_cli(
-        arena_home, db_url, "tournament", "run", "invader", "--format", "gauntlet", "--seed", "1", code=1
-    )
-    assert "error: a gauntlet needs --candidate" in proc.stderr
+        arena_home, db_url, "tournament", "run", "invader", "--format", "gauntlet", "--seed", "1", code=2
+    )  # bad usage, told in one line
+    said = proc.stderr.splitlines()
+    assert said == ["error: a gauntlet needs --candidate BOT: the bot that plays the field"], said
 
 
 def _toml(folder: Path, name: str, bots: list[str]) -> None:

@@ -39,6 +39,7 @@ from arena.web.replays import (
 )
 
 from .common import database, fail
+from .engine_cmd import output_problem, refuse_path, write_problem
 
 app = typer.Typer(help="List, show, export and verify the replays of stored matches.", no_args_is_help=True)
 
@@ -223,17 +224,40 @@ def _ending(result: dict[str, Any], names: list[str]) -> str:
     return match_label(result.get("termination"), offenders)
 
 
+def _export_format(fmt: str | None, out: Path | None) -> str:
+    """The export format: ``--format`` when given, else the one ``--out``'s extension names
+    (.html, .json, .jsonl), else jsonl."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise typer.BadParameter(f"choose from {', '.join(FORMATS)}", param_hint="--format")
+        return fmt
+    suffix = out.suffix.lower().lstrip(".") if out is not None else ""
+    return suffix if suffix in FORMATS else "jsonl"
+
+
 @app.command()
 def export(
     match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id")],
     fmt: Annotated[
-        str, typer.Option("--format", help="jsonl (the stored record), json (every state) or html (viewer)")
-    ] = "jsonl",
-    out: Annotated[Path | None, typer.Option(help="write here (default: standard output)")] = None,
+        str | None,
+        typer.Option(
+            "--format",
+            help="jsonl (the stored record), json (every state) or html (viewer); default: the one "
+            "--out's extension names (.jsonl, .json, .html), else jsonl",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="write here, creating missing folders (default: standard output)"),
+    ] = None,
 ) -> None:
-    """Export a replay: the game record, the viewer's JSON, or a self-contained HTML viewer."""
-    if fmt not in FORMATS:
-        raise typer.BadParameter(f"choose from {', '.join(FORMATS)}", param_hint="--format")
+    """Export a replay: the game record, the viewer's JSON, or a self-contained HTML viewer.
+
+    An --out path that cannot be written is refused (exit 2) before the replay is read."""
+    fmt = _export_format(fmt, out)
+    if out is not None:
+        refuse_path(out, output_problem(out))
     with database(readonly=True) as db:
         if fmt == "jsonl":
             content = replay_text(db, match_id)
@@ -250,10 +274,8 @@ def export(
         sys.stdout.write(content)
         sys.stdout.flush()
         return
-    try:
-        out.write_text(content, encoding="utf-8")
-    except OSError as exc:
-        raise fail(f"cannot write {out}: {exc.strerror}") from None
+    if (failed := write_problem(out, content)) is not None:
+        raise fail(f"cannot write {out}: {failed}")
     typer.echo(f"wrote {out} ({len(content.encode('utf-8'))} bytes, {fmt})", err=True)
 
 

@@ -1,7 +1,8 @@
-"""Output paths of ``arena match`` and ``arena engine play``: missing folders are created, a path
-that cannot be written is refused with one line (exit 2) before anything is played or stored, and
-a write that fails after the game (a full disk: ``/dev/full``) still shows the result, says where
-the replay is kept, and exits 1 -- never a traceback."""
+"""Output paths of ``arena match``, ``arena engine play`` and ``arena replays export``: missing
+folders are created, a path that cannot be written is refused with one line (exit 2) before
+anything is played, stored or read, and a write that fails after the game (a full disk:
+``/dev/full``) still shows the result, says where the replay is kept, and exits 1 -- never a
+traceback."""
 
 from __future__ import annotations
 
@@ -121,3 +122,27 @@ def test_engine_play_record_goes_to_stdout_when_out_fails(home: Path) -> None:
     assert run.stderr.strip().splitlines() == [
         f"error: cannot write {FULL}: No space left on device; the record went to standard output instead"
     ]
+
+
+def test_replays_export_creates_missing_folders_and_refuses_an_unwritable_path(home: Path) -> None:
+    played = run_arena(MATCH, home)
+    assert played.returncode == 0, played.stderr
+    made = run_arena(["replays", "export", "1", "--out", "new/sub/r.jsonl"], home)
+    assert made.returncode == 0, made.stderr
+    assert (home / "new" / "sub" / "r.jsonl").read_text().startswith('{"game"')
+    (home / "afile").write_text("keep me\n")
+    (home / "adir").mkdir()
+    for path, reason in (
+        ("afile/r.html", "afile is a file, not a folder"),
+        ("afile/deeper/r.jsonl", "afile is a file, not a folder"),
+        ("adir", "it is a folder, not a file"),
+    ):
+        run = run_arena(["replays", "export", "1", "--out", path], home)
+        assert run.returncode == 2, run.stderr
+        _refused(run.stderr, path, reason)
+        assert run.stdout == ""
+    assert (home / "afile").read_text() == "keep me\n"
+    assert list((home / "adir").iterdir()) == []
+    full = run_arena(["replays", "export", "1", "--out", str(FULL)], home)  # fails while writing: exit 1
+    assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+    assert full.stderr.strip().splitlines() == [f"error: cannot write {FULL}: No space left on device"]

@@ -157,6 +157,36 @@ def test_export_jsonl_and_json(arena: Arena, env_home: EnvHome, tmp_path: Path) 
     assert r.exit_code == 2
 
 
+def test_export_format_follows_the_extension_of_out(arena: Arena, env_home: EnvHome, tmp_path: Path) -> None:
+    """Without --format, --out's extension names the format (.html, .json, .jsonl; anything else:
+    jsonl); a --format given wins over the extension."""
+    env_home(arena)
+    mid = arena.matches[0]
+    db = arena.db()
+    text = load_replay(db, mid)
+    db.close()
+    for name, fmt in (("v.html", "html"), ("v.HTML", "html"), ("v.json", "json"), ("v.jsonl", "jsonl"),
+                      ("v.txt", "jsonl"), ("v", "jsonl")):  # fmt: skip
+        out = tmp_path / name
+        r = run("replays", "export", str(mid), "--out", str(out))
+        assert r.exit_code == 0, r.output
+        assert f"wrote {out} (" in r.stderr and r.stderr.rstrip().endswith(f", {fmt})"), r.stderr
+        written = out.read_text(encoding="utf-8")
+        if fmt == "html":
+            assert written.lstrip().lower().startswith("<!doctype html>"), written[:80]
+        elif fmt == "json":
+            assert json.loads(written)["events"][0]["index"] == 1
+        else:
+            assert written == text
+        out.unlink()
+    out = tmp_path / "record.html"
+    r = run("replays", "export", str(mid), "--format", "jsonl", "--out", str(out))
+    assert r.exit_code == 0 and out.read_text(encoding="utf-8") == text  # --format wins
+    r = run("replays", "export", "--help")
+    said = " ".join(r.output.replace("│", " ").split())
+    assert "default: the one --out's extension names (.jsonl, .json, .html), else jsonl" in said, said
+
+
 def test_export_html_opens_standalone_in_chromium(
     arena: Arena, env_home: EnvHome, tmp_path: Path, browser: Any, shots: Path
 ) -> None:

@@ -101,8 +101,9 @@ def evaluate(
     )
     console = make_console(stderr=True)
     console.print(
-        f"evaluate {cand.name} vs {base.name}: {players} players, up to {plan.groups} duplicate groups "
-        f"({plan.groups * players} games), {plan.control.describe()}, {jobs} jobs, seed {seed}, "
+        f"evaluate {cand.name} vs {base.name}: {players} players, "
+        f"up to {_count(plan.groups, 'duplicate group')} ({plan.groups * players} games), "
+        f"{plan.control.describe()}, {_count(jobs, 'job')}, seed {seed}, "
         f"{'sandboxed' if plan.sandbox is not None else 'NOT sandboxed'}"
     )
     line = _ProgressLine(quiet)
@@ -184,6 +185,11 @@ def default_log_dir(seed: int) -> Path:
     return arena_home() / "logs" / "evaluate" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
 
 
+def _count(n: int, thing: str) -> str:
+    """``1 job``, ``2 jobs``."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
 def report_notes(report: EvaluationReport) -> list[str]:
     """The lines under the table: interval method, sequential test, forfeits, run length."""
     s = report.summary
@@ -202,7 +208,8 @@ def report_notes(report: EvaluationReport) -> list[str]:
         }[s.sprt.decision]
         notes.append(
             f"sequential test (GSPRT, alpha={c.alpha:g}, beta={c.beta:g}): LLR {s.sprt.llr:+.2f} "
-            f"(decides at {s.sprt.lower:+.2f} or {s.sprt.upper:+.2f}) after {s.sprt.groups} groups: {verdict}"
+            f"(decides at {s.sprt.lower:+.2f} or {s.sprt.upper:+.2f}) "
+            f"after {_count(s.sprt.groups, 'group')}: {verdict}"
         )
     if any(s.forfeits.values()):
         notes.append(f"forfeits: candidate {s.forfeits['candidate']}, baseline {s.forfeits['baseline']}")
@@ -216,7 +223,7 @@ def report_notes(report: EvaluationReport) -> list[str]:
     notes.append(
         f"{s.games} games in {report.duration:.1f}s"
         + (" (stopped early by the sequential test)" if report.stopped_early else "")
-        + (f"; {report.restarts} bot restarts" if report.restarts else "")
+        + (f"; {_count(report.restarts, 'bot restart')}" if report.restarts else "")
         + f"; seeds {report.plan.seed}..{report.plan.seed + s.groups - 1}"
     )
     return notes

@@ -38,6 +38,15 @@ def test_evaluate_greedy_vs_random_prints_the_summary() -> None:
     assert "2 / 4 / 4" in out  # groups / games / pairings
 
 
+def test_evaluate_counts_one_of_a_kind_in_the_singular() -> None:
+    proc = run("greedy", "--vs", "random", "--games", "2", "--jobs", "1", "--seed", "3", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join((proc.stdout + proc.stderr).split())  # the console wraps at its width
+    assert "up to 1 duplicate group (2 games)" in said and ", 1 job, seed 3" in said, said
+    assert ") after 1 group: no decision yet" in said, said
+    assert "1 jobs" not in said and "1 duplicate groups" not in said and "1 groups" not in said, said
+
+
 def test_evaluate_four_players_json() -> None:
     proc = run("greedy", "--vs", "random", "--players", "4", "--games", "4", "--seed", "9", "--json")
     assert proc.returncode == 0, proc.stderr

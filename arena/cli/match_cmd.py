@@ -207,7 +207,7 @@ def _play(
             kept_as, where = None, "the replay is lost"
         write_error = f"cannot write {out}: {failed}; {where}"
         out = kept_as
-    make_console().print(result_table(result))
+    make_console().print(result_table(result, label))
     for f in result.forfeits:
         name = specs[f.seat].name
         console.print(
@@ -265,13 +265,17 @@ class _Progress(StatusLine):
         )
 
 
-def result_table(result: MatchResult) -> Table:
-    """The match result as a table: one row per seat, best first."""
+def result_table(result: MatchResult, label: str) -> Table:
+    """The match result as a table: one row per seat, best first, titled ``label`` and the ending.
+
+    ``label`` names the match as the rest of the CLI does: ``match 7`` for a stored match (its
+    id in the database, as 'arena replays show 7' takes it), the referee's key (``match
+    m00000005-1a2b``) only for a match that is not stored."""
     from arena.endings import match_label, seat_label
 
     offenders = [(result.seats[f.seat].name, str(f.reason)) for f in result.forfeits]
     ending = match_label(result.termination, offenders)
-    table = Table(title=f"match {result.match_id} (end: {ending}, {result.duration:.1f}s)")
+    table = Table(title=f"{label} (end: {ending}, {result.duration:.1f}s)")
     for col, justify in (
         ("place", "right"),
         ("seat", "right"),

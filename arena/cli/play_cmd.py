@@ -228,7 +228,8 @@ async def _run(session: PlaySession, host: str, port: int, pace: int, linger: fl
         typer.echo("")
         from arena.termui import make_console
 
-        make_console().print(result_table(result))
+        label = f"match {session.stored}" if session.stored else f"match {result.match_id}"
+        make_console().print(result_table(result, label))
         for f in result.forfeits:
             typer.echo(f"seat {f.seat} ({result.seats[f.seat].name}) forfeited: {f.reason}: {f.detail}")
         kept = (

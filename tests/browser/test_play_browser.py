@@ -71,6 +71,7 @@ def test_a_complete_game_by_clicks_is_stored_and_verifies(
     assert not errors, errors
     assert status in (0, 3), "\n".join(played.lines)
     assert f"stored as match {stored}" in "\n".join(played.lines)
+    assert f"match {stored} (end: " in "\n".join(played.lines)  # the result table names it the same way
 
 
 def test_a_closed_tab_reopened_within_the_grace_plays_on(browser: Any, tmp_path: Path) -> None:

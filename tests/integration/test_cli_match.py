@@ -66,6 +66,8 @@ def test_arena_match_runs_and_its_replay_verifies(tmp_path: Path) -> None:
         assert int(moves) > 0
     assert [int(r[0]) for r in rows] == sorted(int(r[0]) for r in rows)
     assert "match 1: greedy vs random  seed 5" in proc.stderr  # stored as match 1 of a fresh database
+    # the table names it as the rest of the CLI does (its id, as 'arena replays show 1' takes it)
+    assert "match 1 (end: " in table and "match m1" not in proc.stdout + proc.stderr, table
     assert f"replay: {out}" in proc.stderr
 
     # the bots' logs

@@ -43,13 +43,22 @@ class CrossTable:
 
     @property
     def byes_text(self) -> str:
-        """``round 1: e (0.5), round 2: d (0.5)``, or "" without byes."""
-        return ", ".join(f"round {r}: {name} ({points:g})" for r, name, points in self.byes)
+        """``round 1: e (0.5 points), round 2: d (0.5 points)`` (a Swiss bye scores), ``round 1: a``
+        (a knockout's is worth nothing: the entry just goes through), or "" without byes."""
+        return ", ".join(f"round {r}: {name}{_bye_points(points)}" for r, name, points in self.byes)
 
     @property
     def empty(self) -> bool:
         """No two entries have met yet."""
         return all(t.meetings == 0 for t in self.totals)
+
+
+def _bye_points(points: float) -> str:
+    """What a bye scored, for :attr:`CrossTable.byes_text`: `` (0.5 points)``, `` (1 point)``, or
+    nothing for a bye worth nothing."""
+    if points == 0:
+        return ""
+    return f" ({points:g} {'point' if points == 1 else 'points'})"
 
 
 def entry_names(db: Database, versions: list[int]) -> list[str]:

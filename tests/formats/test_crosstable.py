@@ -4,6 +4,7 @@ pull step storing a Swiss round (with its byes) once, however often it is asked.
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 
@@ -99,6 +100,7 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
     shown = cli_inproc(arena_home, db.url, "tournament", "show", str(tid))
     assert "head to head" in shown.stdout
     assert cross.byes_text.startswith("round 1: ") and f"byes: {cross.byes_text}" in shown.stdout
+    assert re.fullmatch(r"round 1: [a-e] \(0\.5 points\), round 2: [a-e] \(0\.5 points\)", cross.byes_text)
     assert "Swiss points: 1. a 2, " in shown.stdout  # a won both its rounds (or had a bye in one)
     first_row = next(line for line in shown.stdout.splitlines() if "1 a" in line)
     assert cross.totals[0].text in first_row
@@ -114,6 +116,22 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
         and "Swiss points: 1. a 2, " in page
         and f"<td>{cross.totals[0].text}</td>" in page
     )
+
+
+def test_a_knockout_bye_shows_who_went_through(sqlite_db: Database, tmp_path: Path, arena_home: Path) -> None:
+    """A knockout's bye is worth no points: ``tournament show`` names who went through, with no
+    ``(0)`` after the name (a Swiss bye shows what it scored, above)."""
+    db = sqlite_db
+    _field(db, tmp_path / "bots")
+    t = create(db, ["a", "b", "c"], fmt="knockout", games=1, seed=3)
+    assert t.id is not None
+    _finish_queued(db, t.id, {"a": 0, "b": 1, "c": 2})
+    pull(db, t.id)  # the final: a (through on its bye) against the winner of b and c
+    _finish_queued(db, t.id, {"a": 0, "b": 1, "c": 2})
+    shown = cli_inproc(arena_home, db.url, "tournament", "show", str(t.id))
+    lines = shown.stdout.splitlines()
+    assert "  byes: round 1: a" in lines, shown.stdout
+    assert "(0)" not in shown.stdout and "champion: a" in shown.stdout, shown.stdout
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -92,3 +93,10 @@ def escaped(exc: BaseException) -> typer.Exit | None:
 
         return fail(explain(exc, describe(database_url())))
     return None
+
+
+def refuse_path(path: Path, problem: str | None) -> None:
+    """Exit 2 (a usage error, before anything is done) when ``problem`` says ``path`` is unusable."""
+    if problem is not None:
+        typer.echo(f"error: cannot write {path}: {problem}; give another path", err=True)
+        raise typer.Exit(2)

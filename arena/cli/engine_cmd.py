@@ -14,20 +14,12 @@ from arena.engine.chance import SEED_LIMIT
 from arena.engine.policies import POLICIES
 from arena.engine.record import Replay
 from arena.engine.render import LEGEND
-from arena.outpaths import folder_problem, output_problem, write_problem
+from arena.outpaths import output_problem, write_problem
 
+from .common import refuse_path
 from .rules_option import RULES_HELP, parse_rules
 
-__all__ = ["app", "folder_problem", "output_problem", "refuse_path", "write_problem"]
-
 app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
-
-
-def refuse_path(path: Path, problem: str | None) -> None:
-    """Exit 2 (a usage error, before anything is done) when ``problem`` says ``path`` is unusable."""
-    if problem is not None:
-        typer.echo(f"error: cannot write {path}: {problem}; give another path", err=True)
-        raise typer.Exit(2)
 
 
 def _policy_names(value: str) -> list[str]:

@@ -17,12 +17,13 @@ from arena.engine.variants import DEFAULT as DEFAULT_RULES
 from arena.engine.variants import Rules
 from arena.hosting import BotSpec, sandbox_choice
 from arena.matchrunner import play_local_match
+from arena.outpaths import folder_problem, output_problem, write_problem
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
-from .engine_cmd import folder_problem, output_problem, refuse_path, write_problem
+from .common import refuse_path
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 

@@ -24,6 +24,7 @@ from arena.endings import (
 from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.engine.render import BOARD_WIDTH, LEGEND
+from arena.outpaths import output_problem, write_problem
 from arena.termui import make_console
 from arena.web.export import standalone_html
 from arena.web.queries import FilterError, MatchFilters, MatchRow, list_matches, parse_day
@@ -38,8 +39,7 @@ from arena.web.replays import (
     verify_text,
 )
 
-from .common import database, fail
-from .engine_cmd import output_problem, refuse_path, write_problem
+from .common import database, fail, refuse_path
 
 app = typer.Typer(help="List, show, export and verify the replays of stored matches.", no_args_is_help=True)
 

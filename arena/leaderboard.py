@@ -265,7 +265,8 @@ def store_ratings(db: Database, rows: list[LeaderRow], system: str, scope: str) 
 def render(
     rows: list[LeaderRow], system: str, title: str = "Leaderboard", min_games: int = MIN_GAMES
 ) -> RenderableType:
-    """The leaderboard for the terminal: the ranked table, then the provisional list (if any)."""
+    """The leaderboard for the terminal: the ranked table (or, when nobody is ranked, a line
+    saying so), then the provisional list (if any)."""
     cols = headers(system)
     table = Table()
     for name in cols:
@@ -275,8 +276,10 @@ def render(
         table.add_row(str(r.rank), *_cells(r, system))
     # the title lines above the table, not in it: they wrap at the console's width, not the table's
     about = Text(get_system(system).title, style="dim")
-    parts: list[RenderableType] = [Text(title, style="bold"), about, table]
-    if not top:
+    parts: list[RenderableType] = [Text(title, style="bold"), about]
+    if top:
+        parts.append(table)
+    else:  # no empty table: the provisional list (if any) follows
         parts.append(Text(f"No bot has {min_games} games yet: nobody is ranked.", style="dim"))
     waiting = provisional(rows)
     if waiting:
@@ -296,19 +299,21 @@ def to_markdown(
     notes: list[str] | None = None,
     min_games: int = MIN_GAMES,
 ) -> str:
-    """The leaderboard as a Markdown document: the ranked table, then the provisional list."""
+    """The leaderboard as a Markdown document: the ranked table (or, when nobody is ranked, a line
+    saying so), then the provisional list."""
     out = [f"# {title}", "", f"Rating: {get_system(system).title}.", ""]
     out += [f"- {n}" for n in notes or []]
     if notes:
         out.append("")
     cols = headers(system)
-    out.append("| " + " | ".join(cols) + " |")
-    out.append("|" + "|".join("---" if c == "bot" else "---:" for c in cols) + "|")
     top = ranked(rows)
+    if top:
+        out.append("| " + " | ".join(cols) + " |")
+        out.append("|" + "|".join("---" if c == "bot" else "---:" for c in cols) + "|")
     for r in top:
         out.append("| " + " | ".join([str(r.rank), *_cells(r, system)]) + " |")
     if not top:
-        out += ["", f"No bot has {min_games} games yet: nobody is ranked."]
+        out.append(f"No bot has {min_games} games yet: nobody is ranked.")
     waiting = provisional(rows)
     if waiting:
         out += ["", f"## {provisional_title(min_games)}", ""]

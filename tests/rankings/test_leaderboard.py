@@ -138,6 +138,11 @@ def test_cli_shows_each_system_on_its_scale_and_the_provisional_list(db: Databas
     assert "Provisional" not in out and "newbie" in out
     out = cli(home, db, "leaderboard", "--min-games", "200")
     assert "nobody is ranked" in out
+    headers_shown = [line for line in out.splitlines() if line.startswith("┃") and "bot" in line]
+    assert len(headers_shown) == 1 and "#" not in headers_shown[0]  # no empty ranked table
+    rows = leaderboard(db, system="pl", min_games=200)
+    md = to_markdown(rows, "pl", "t", min_games=200)
+    assert "| # |" not in md and "nobody is ranked" in md and "## Provisional" in md
     cli(home, db, "leaderboard", "--min-games", "-1", code=2)
 
 

@@ -177,16 +177,24 @@ class Refitter:
                 pause = max(self.every, (time.monotonic() - t0) / REFIT_SHARE)
             except Exception as exc:  # never take the ladder down for the published table
                 log.warning("ladder %s: refitting the table failed: %s", self.tournament_id, exc)
+                if self._pool is not None:  # a fresh process next time; this one is let go
+                    self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None
 
     def stop(self) -> None:
+        """End the refits: an idle refit process is shut down cleanly; a fit still running after
+        30 s is abandoned (its process terminated; the published table stays stale)."""
         self._stop.set()
         self._thread.join(30.0)
-        if self._pool is not None:
-            procs = list((getattr(self._pool, "_processes", None) or {}).values())
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            for proc in procs:
-                proc.terminate()  # a fit in progress is simply abandoned (the cache stays stale)
+        if self._pool is None:
+            return
+        if not self._thread.is_alive():  # no fit in progress: let the process go
+            self._pool.shutdown(wait=True)
+            return
+        procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.terminate()
 
 
 def play_ladder(

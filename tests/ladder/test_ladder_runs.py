@@ -19,7 +19,8 @@ from store.helpers import run_cli, sample
 from arena.ladder.background import LadderService
 from arena.ladder.field import find_ladder
 from arena.ladder.pull import tables_of
-from arena.ladder.service import LadderSettings, play_ladder, run_ladder
+from arena.ladder.ratings import fit_state
+from arena.ladder.service import LadderSettings, Refitter, play_ladder, run_ladder
 from arena.referee.timecontrol import TimeControl
 from arena.serve.services import ServeContext
 from arena.store.bots import add_bot
@@ -132,11 +133,31 @@ def test_max_tables_lets_the_workers_go_as_a_normal_end_does(sqlite_url: str, ar
         assert get_tournament(db, 1).status == "running"
         again = play_ladder(db, LadderSettings(), jobs=2, executor=executor, refit_every=60, stop_after=2)
         assert (again.ended, again.played) == ("stop_after", 2)
+        refit_process_exit = _refit_once_and_stop(db)
     finally:
         db.close()
     for pool, how in zip(pools, ("--max-tables", "--stop-after"), strict=True):
         exits = {pid: p.exitcode for pid, p in pool.processes.items()}
         assert pool.aborts == 0 and exits and set(exits.values()) == {0}, (how, exits)
+    assert refit_process_exit == 0  # an idle refit process is let go too (it was sent SIGTERM: -15)
+
+
+def _refit_once_and_stop(db: Database) -> int | None:
+    """Refit the ladder's stale table once in the refitter's own process, stop the refitter, and
+    say how that process ended."""
+    refitter = Refitter(db, 1, every=0.05).start()
+    try:
+        deadline = time.monotonic() + 120
+        while refitter.fits < 1:
+            assert time.monotonic() < deadline, "no refit within 120 s"
+            time.sleep(0.05)
+        assert fit_state(db, 1).fresh
+        assert refitter._pool is not None
+        (process,) = (getattr(refitter._pool, "_processes", None) or {}).values()
+    finally:
+        refitter.stop()
+    process.join(10)
+    return process.exitcode
 
 
 def test_a_ladder_an_earlier_version_ended_plays_again(sqlite_url: str, arena_home: Path) -> None:

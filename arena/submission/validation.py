@@ -108,7 +108,10 @@ def _seat(session: Session, version_id: int) -> SeatTask:
 
 
 def opponent_version(db: Database, name: str) -> int:
-    """The stored version of the sample bot ``name`` (its own file, whatever the database holds)."""
+    """The stored version of the sample bot ``name`` (its own file): the registered bot of that
+    name, registered the first time, so every validation match records the one opponent (see
+    :func:`arena.botref.sample_version`).  Older databases may also hold validation matches
+    against ``file:<name>_bot.py``; they stay as they are."""
     v = stored_version(db, resolve(name))
     assert v.id is not None
     return v.id

@@ -4,6 +4,7 @@ sandboxed matches, real databases: SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from sqlmodel import select
@@ -136,3 +137,70 @@ def test_interrupted_validation_is_resumed_keeping_finished_matches(
     with sqlite_db.session() as session:
         old = session.get(Match, tasks[1].match_id)
         assert old is not None and old.status == MatchStatus.FAILED and "interrupted" in (old.error or "")
+
+
+def _opponents(db: Database, upload_id: int) -> set[tuple[str, int]]:
+    """(bot name, version id) of the non-candidate seats of upload ``upload_id``'s matches."""
+    from arena.store.models import Bot, BotVersion, MatchSeat
+
+    row = _status(db, upload_id)
+    with db.session() as session:
+        seats = session.exec(
+            select(Bot.name, BotVersion.id)
+            .join(BotVersion, BotVersion.bot_id == Bot.id)  # type: ignore[arg-type]
+            .join(MatchSeat, MatchSeat.bot_version_id == BotVersion.id)  # type: ignore[arg-type]
+            .where(MatchSeat.match_id.in_(match_ids(row)), MatchSeat.bot_version_id != row.bot_version_id)  # type: ignore[attr-defined]
+        ).all()
+    return {(name, vid or 0) for name, vid in seats}
+
+
+def test_every_validation_match_plays_the_one_stored_random(db: Database, alice: UserAccount) -> None:
+    """On a fresh database the first validation match registered the sample as ``random`` and the
+    second recorded it as ``file:random_bot.py``: one opponent under two names.  Now both matches
+    of both uploads play the same stored version of ``random``."""
+    first = submit_version(db, alice, "rover", "rover.py", GOOD_BOT.read_bytes())
+    second = submit_version(db, alice, "lander", "lander.py", GOOD_BOT.read_bytes() + b"\n# v2\n")
+    for sub in (first, second):
+        uid = sub.upload.id or 0
+        assert validation.claim(db) == uid
+        assert len(validation.tasks_for(db, uid, None)) == 2
+    one, two = _opponents(db, first.upload.id or 0), _opponents(db, second.upload.id or 0)
+    assert one == two and len(one) == 1 and next(iter(one))[0] == "random", (one, two)
+    from arena.store.models import Bot
+
+    with db.session() as session:
+        assert session.exec(select(Bot).where(Bot.name == "file:random_bot.py")).first() is None
+
+
+def test_the_validation_opponent_follows_the_sample_file(sqlite_db: Database, tmp_path: Path) -> None:
+    """A ``random`` registered from an older sample file gets the current file as a new version
+    (once); a ``random`` holding another file (registered before sample names were reserved) is
+    left alone and the sample is recorded as ``file:random_bot.py``, the same version every time."""
+    from arena.botref import SAMPLES_DIR
+    from arena.store.bots import add_bot, remove_bot, sha256_file
+    from arena.store.models import Bot, BotVersion
+
+    older = tmp_path / "random_bot.py"
+    older.write_bytes(GOOD_BOT.read_bytes() + b"\n# an older sample\n")
+    old = add_bot(sqlite_db, "random", older)
+    a = validation.opponent_version(sqlite_db, "random")
+    assert a != old.id and validation.opponent_version(sqlite_db, "random") == a
+    with sqlite_db.session() as session:
+        v = session.get(BotVersion, a)
+        assert v is not None and v.version == 2 and v.bot_id == old.bot_id
+        assert v.sha256 == sha256_file(SAMPLES_DIR / "random_bot.py")
+
+    other = tmp_path / "mine.py"
+    other.write_bytes(GOOD_BOT.read_bytes() + b"\n# somebody's own\n")
+    add_bot(sqlite_db, "greedy", other)
+    g = validation.opponent_version(sqlite_db, "greedy")
+    assert validation.opponent_version(sqlite_db, "greedy") == g
+    with sqlite_db.session() as session:
+        v = session.get(BotVersion, g)
+        assert v is not None
+        bot = session.get(Bot, v.bot_id)
+        assert bot is not None and bot.name == "file:greedy_bot.py"
+    remove_bot(sqlite_db, "random")  # a removed random still records the sample's version, not revived
+    assert validation.opponent_version(sqlite_db, "random") == a
+    with sqlite_db.session() as session:
+        assert session.exec(select(Bot).where(Bot.name == "random")).one().removed_at is not None

@@ -245,7 +245,7 @@ def create_app(db: Database) -> FastAPI:
             raise Problem(404, "No replay", f"match {match_id} has no replay (status {m.status})")
         try:
             result: tuple[MatchRow, dict[str, Any]] = views.get(
-                (match_id, *info), lambda: load_view(db, match_id)
+                (match_id, *info, queries.seed_secret(db, match_id)), lambda: load_view(db, match_id)
             )
         except UnknownMatchError as exc:
             raise Problem(404, "Unknown match", str(exc)) from None

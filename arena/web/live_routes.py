@@ -74,6 +74,9 @@ def _rules_version(db: Database, m: Match) -> str:
         return (t.rules if t is not None else None) or "1"
 
 
+SECRET_SEED = "(secret while the game is on)"
+
+
 def live_view(db: Database, row: queries.MatchRow, feed: Feed | None, steps: list[Step]) -> dict[str, Any]:
     """The viewer's data for a running match: every step received so far."""
     names = [s.bot for s in row.seats]
@@ -86,6 +89,7 @@ def live_view(db: Database, row: queries.MatchRow, feed: Feed | None, steps: lis
         rules = _rules_version(db, m) if m is not None else "1"
         header = {"rules": rules, "players": len(names), "seed": row.seed, "seating": names}
         initial = state_view(new_game(len(names), by_version(rules)))
+    header["seed"] = row.public_seed or SECRET_SEED  # the seed would tell the dice still to come
     players = int(header["players"])
     return {
         "format": FORMAT,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Generic, TypeVar
@@ -144,6 +144,14 @@ class MatchRow:
     duration: float | None
     error: str | None
     seats: list[SeatRow] = field(default_factory=list)
+    dice_public: bool = True  # False while this match or another of its seed may still be played
+
+    @property
+    def public_seed(self) -> str | None:
+        """The seed for the public (decimal text), or None while it is secret: the seed tells
+        every throw (R5), so it stays hidden until this match and every other match of the same
+        seed (its duplicate group's seat rotations) are over (:func:`open_seeds`)."""
+        return str(self.seed) if self.dice_public else None
 
     @property
     def forfeited(self) -> list[SeatRow]:
@@ -157,7 +165,7 @@ class MatchRow:
             "tournament_id": self.tournament_id,
             "tournament": self.tournament,
             "ordinal": self.ordinal,
-            "seed": str(self.seed),  # 64-bit: a string, exact in JavaScript
+            "seed": self.public_seed,  # 64-bit: a string, exact in JavaScript; None while secret
             "group": self.group_key,
             "status": self.status,
             "termination": self.termination,
@@ -190,6 +198,12 @@ class TournamentRow:
     time_control: str = ""  # for people: ``1s + 10s bank`` or ``1s CPU + 10s CPU bank``
 
     @property
+    def public_seed(self) -> str | None:
+        """The tournament seed for the public, or None until the tournament is finished: every
+        match seed follows from it, so it would tell the dice of the matches still to come."""
+        return str(self.seed) if self.status == "finished" else None
+
+    @property
     def rules_label(self) -> str:
         """``sprint (sprint-1)``: the rules variant and version, for people."""
         return rules_label(self.rules)
@@ -207,7 +221,7 @@ class TournamentRow:
             "format": self.format,
             "table_sizes": self.table_sizes,
             "games": self.games,
-            "seed": str(self.seed),  # 64-bit: a string, exact in JavaScript
+            "seed": self.public_seed,  # 64-bit: a string, exact in JavaScript; None while secret
             "move_time": self.move_time,
             "bank": self.bank,
             "cpu_clock": self.cpu_clock,
@@ -347,8 +361,35 @@ def _seats(session: Session, match_ids: list[int]) -> dict[int, list[SeatRow]]:
     return out
 
 
+OVER = (MatchStatus.FINISHED, MatchStatus.FAILED)
+
+
+def open_seeds(session: Session, seeds: Iterable[int]) -> set[int]:
+    """Those of ``seeds`` that a queued or running match still plays: their dice are not public
+    yet (an earlier seat rotation's replay would show the throws of a later one)."""
+    wanted = set(seeds)
+    if not wanted:
+        return set()
+    found = session.exec(
+        select(Match.seed)
+        .where(col(Match.status).in_((MatchStatus.QUEUED, MatchStatus.RUNNING)), col(Match.seed).in_(wanted))
+        .distinct()
+    ).all()
+    return set(found)
+
+
+def seed_secret(db: Database, match_id: int) -> bool:
+    """Whether the seed of match ``match_id`` is still secret (:attr:`MatchRow.public_seed`)."""
+    with db.session() as session:
+        m = session.get(Match, match_id)
+        if m is None:
+            return False
+        return m.status not in OVER or bool(open_seeds(session, (m.seed,)))
+
+
 def _rows(session: Session, matches: list[tuple[Match, str | None]]) -> list[MatchRow]:
     seats = _seats(session, [m.id for m, _ in matches if m.id is not None])
+    still_played = open_seeds(session, (m.seed for m, _ in matches))
     out = []
     for m, tname in matches:
         assert m.id is not None
@@ -366,6 +407,7 @@ def _rows(session: Session, matches: list[tuple[Match, str | None]]) -> list[Mat
                 m.duration,
                 m.error,
                 seats.get(m.id, []),
+                dice_public=m.status in OVER and m.seed not in still_played,
             )
         )
     return out

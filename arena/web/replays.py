@@ -70,6 +70,8 @@ def load_view(db: Database, match_id: int) -> tuple[MatchRow, dict[str, Any]]:
             f"the replay of match {match_id} does not replay: {describe_replay_error(exc)}",
             exc.line,
         ) from None
+    if m.public_seed is None:  # another seat rotation of its seed is still to be played
+        view["header"] = {**view["header"], "seed": "(secret while a game of this seed is on)"}
     return m, view
 
 

@@ -9,14 +9,15 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request
+from starlette.concurrency import run_in_threadpool
 
 from arena.accounts.ownership import owned_bots
 from arena.store.db import Database
 from arena.store.models_accounts import UserAccount
-from arena.submission.files import max_upload_bytes
+from arena.submission.files import max_upload_bytes, too_large_message
 from arena.web import api_submit, auth_routes, bot_routes
 from arena.web.app import Problem, create_app
-from arena.web.auth_routes import Accounts
+from arena.web.auth_routes import Accounts, render
 from arena.web.privacy import Keep
 
 UPLOAD_PATHS = re.compile(r"^/(submit|api/bots/[^/]+/versions)/?$")
@@ -34,7 +35,8 @@ class UploadSizeGuard:
     """Bound every request body before it is read (a request of any method with a body).
 
     Uploads (``UPLOAD_PATHS``): 411 without a Content-Length, 413 over the upload limit plus the
-    form's overhead.  Every other request: 413 when its Content-Length is over ``FORM_LIMIT``; a
+    form's overhead (a JSON error for API clients, the upload form with the error for a browser's
+    post to ``/submit``).  Every other request: 413 when its Content-Length is over ``FORM_LIMIT``; a
     body without a length (chunked) is read up to ``FORM_LIMIT`` and answered 413 past it, else
     handed on as it came.  uvicorn itself never delivers more than a stated Content-Length.
     """
@@ -55,9 +57,11 @@ class UploadSizeGuard:
             return
         if length.isdigit() and int(length) > limit:
             if upload:
-                mb = max_upload_bytes() / 1e6
-                told = f"the upload is {int(length) / 1e6:.2f} MB, over the {mb:g} MB limit"
-                await _answer(send, 413, "Upload too large", told)
+                told = too_large_message(int(length))
+                if _wants_form(scope, headers):
+                    await _form_answer(scope, receive, send, told)
+                else:
+                    await _answer(send, 413, "Upload too large", told)
             else:
                 told = f"the request body is {int(length)} bytes, over the {limit} bytes limit"
                 await _answer(send, 413, "Request too large", told)
@@ -68,6 +72,27 @@ class UploadSizeGuard:
                 await _answer(send, 413, "Request too large", f"the body is over {limit} bytes")
                 return
         await self.app(scope, receive, send)
+
+
+def _wants_form(scope: Scope, headers: dict[str, str]) -> bool:
+    """Whether an oversized upload came from the web form (answered with the form again) rather
+    than from an API client (``/api/...``, or a client that asks for JSON and not HTML)."""
+    if str(scope["path"]).startswith("/api/"):
+        return False
+    accept = headers.get("accept", "").lower()
+    return "text/html" in accept or "application/json" not in accept
+
+
+async def _form_answer(scope: Scope, receive: Receive, send: Send, told: str) -> None:
+    """The upload form again (status 413) with ``told`` as its error, as for any other refused
+    upload; the body is not read (the bot's name in it is lost: the form comes back empty)."""
+    request = Request(scope, receive)
+    mb = max_upload_bytes() / 1e6
+    message = f"{told}; nothing was uploaded: choose a smaller file (at most {mb:g} MB)"
+    response = await run_in_threadpool(
+        render, request, "submit.html", 413, error=message, name="", limit_mb=mb, nav="submit"
+    )
+    await response(scope, receive, send)
 
 
 async def _too_large() -> Message:

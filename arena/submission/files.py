@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from arena.store.bots import NAME_RE
+from arena.store.botnames import NAME_RE
 
 MAX_UPLOAD_MB_ENV = "ARENA_MAX_UPLOAD_MB"
 DEFAULT_MAX_UPLOAD_MB = 5.0
@@ -37,6 +37,13 @@ def max_upload_bytes() -> int:
     except ValueError:
         mb = DEFAULT_MAX_UPLOAD_MB
     return int(max(mb, 0.001) * 1_000_000)
+
+
+def too_large_message(size: int, limit: int | None = None) -> str:
+    """What an upload of ``size`` bytes over the limit (default :func:`max_upload_bytes`) is told
+    (the server's early 413; ``arena submit`` says the same before sending one)."""
+    mb = (max_upload_bytes() if limit is None else limit) / 1e6
+    return f"the upload is {size / 1e6:.2f} MB, over the {mb:g} MB limit"
 
 
 def check_bot_name(name: str) -> str:

@@ -4,6 +4,7 @@ behind, and pages that need a user."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,6 +160,49 @@ def test_oversized_uploads_are_refused_before_and_after_reading(
     assert early.status == 413 and "over the 0.01 MB limit" in early.body
     late = c.upload("/submit", {"name": "big"}, "big.sh", b"#!/bin/sh\n" + b"#" * 20_000, csrf_from="/submit")
     assert late.status == 413 and "over the 0.01 MB upload limit" in late.body
+    _nothing_stored(db, arena_home)
+
+
+def test_an_oversized_form_upload_gets_the_form_back_and_api_clients_json(
+    site: str, db: Database, arena_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a small limit: a client that does not read while it sends (urllib) only sees the early
+    # answer when the whole body fits in the socket buffers (the 6 MB case: the browser test)
+    monkeypatch.setenv("ARENA_MAX_UPLOAD_MB", "0.01")  # 10 kB
+    c = Client(site)
+    c.signup("huge", PW)
+    token = c.token()
+    big = b"#!/bin/sh\n" + b"#" * 150_000  # over the limit and its form overhead: refused unread
+    for accept in (None, "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"):
+        headers = {"Accept": accept} if accept else {}
+        form = c.upload("/submit", {"name": "huge"}, "big.sh", big, headers=headers, csrf_from="/submit")
+        assert form.status == 413 and form.headers["content-type"].startswith("text/html"), form
+        assert "<title>Upload a bot" in form.body and '<form method="post" action="/submit"' in form.body
+        told = re.search(r'id="upload-error">([^<]*)<', form.body)
+        assert told and re.fullmatch(
+            r"the upload is 0\.15 MB, over the 0\.01 MB limit; nothing was uploaded: "
+            r"choose a smaller file \(at most 0\.01 MB\)",
+            told.group(1),
+        ), form.body[-1500:]
+    asks_json = c.upload(
+        "/submit",
+        {"name": "huge"},
+        "big.sh",
+        big,
+        headers={"Accept": "application/json"},
+        csrf_from="/submit",
+    )
+    assert asks_json.status == 413 and asks_json.headers["content-type"] == "application/json"
+    assert asks_json.json()["error"] == "Upload too large"
+    assert asks_json.json()["detail"] == "the upload is 0.15 MB, over the 0.01 MB limit"
+    api = c.upload(
+        "/api/bots/huge/versions",
+        {},
+        "big.sh",
+        big,
+        headers={"Authorization": f"Bearer {token}", "Accept": "text/html"},
+    )
+    assert api.status == 413 and api.json()["detail"] == "the upload is 0.15 MB, over the 0.01 MB limit"
     _nothing_stored(db, arena_home)
 
 

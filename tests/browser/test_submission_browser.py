@@ -120,3 +120,35 @@ def test_authors_upload_see_validation_and_keep_their_bots(browser: Any, server:
     alice.goto(f"{base}/bots/rover")
     assert alice.locator("tr.version[data-version='1'] .status").inner_text() == "active"
     assert not errors, errors
+
+
+def test_a_file_over_the_limit_gets_the_form_back_with_the_reason(
+    browser: Any, server: ServeProcess, tmp_path: Path
+) -> None:
+    base = server.url
+    errors: list[str] = []
+    page = _page(browser, errors)
+    _sign_up(page, base, "carol", "carol-password-3")
+    big = tmp_path / "big.sh"
+    big.write_bytes(b"#!/bin/sh\n" + b"#" * 6_000_000)  # over the 5 MB default: refused unread
+    page.click("a:has-text('Upload a bot')")
+    page.wait_for_url(f"{base}/submit")
+    page.fill("input[name=name]", "bigbot")
+    page.set_input_files("input[name=file]", str(big))
+    with page.expect_navigation() as navigation:
+        page.click("button:has-text('Upload')")
+    answer = navigation.value
+    assert answer is not None and answer.status == 413
+    assert answer.headers["content-type"].startswith("text/html")
+    assert page.title().startswith("Upload a bot")
+    assert page.locator("#upload-error").inner_text() == (
+        "the upload is 6.00 MB, over the 5 MB limit; nothing was uploaded: "
+        "choose a smaller file (at most 5 MB)"
+    )
+    assert page.locator("form[action='/submit'] input[name=file]").count() == 1
+    # the form works again: a right-sized file goes through
+    page.fill("input[name=name]", "bigbot")
+    page.set_input_files("input[name=file]", str(GOOD_BOT))
+    page.click("button:has-text('Upload')")
+    page.wait_for_url(f"{base}/bots/bigbot?uploaded=1")
+    assert not errors, errors

@@ -11,6 +11,7 @@ cost the same with 100 or 100,000 stored matches (``benchmarks/ladder.py`` measu
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -20,6 +21,7 @@ from sqlmodel import col, select
 from arena.ratings.incremental import Belief, ranked
 from arena.store.bots import version_names
 from arena.store.db import Database
+from arena.store.lease import lease_holder
 from arena.store.models import Match, MatchSeat, MatchStatus
 
 from .field import active_versions, find_ladder
@@ -68,6 +70,9 @@ class Board:
     fit_fresh: bool
     fit_matches: int
     min_games: int
+    ladder_running: bool = False
+    """Whether the ladder's coordinator (``arena serve`` or ``arena ladder run``) holds its lease
+    now: its refitter brings a stale table up to date; nobody does while it is not running."""
 
 
 def ladder_board(db: Database, *, min_games: int = MIN_GAMES) -> Board | None:
@@ -92,7 +97,16 @@ def ladder_board(db: Database, *, min_games: int = MIN_GAMES) -> Board | None:
             BoardRow(rank, names.get(vid, f"version {vid}"), vid, b.mu, b.sigma, b.conservative, b.games,
                      vid in active, (pl[0], pl[1], pl[2]) if pl else None)
         )  # fmt: skip
-    return Board(tid, rows, finished_count(db, tid), running, fit.fresh, fit.matches, min_games)
+    return Board(tid, rows, finished_count(db, tid), running, fit.fresh, fit.matches, min_games,
+                 ladder_running(db, tid))  # fmt: skip
+
+
+def ladder_running(db: Database, tournament_id: int) -> bool:
+    """Whether a coordinator plays the ladder now (and so refits its table: the refitter runs
+    exactly while the ladder's lease is held): its lease is held, not expired, and its holder,
+    when on this host, still runs."""
+    holder = lease_holder(db, tournament_id)
+    return holder is not None and not holder.expired() and not holder.gone_from(socket.gethostname())
 
 
 def finished_count(db: Database, tournament_id: int) -> int:

@@ -30,7 +30,11 @@ def board_json(board: Board | None) -> dict[str, Any]:
         "ladder": board.tournament_id,
         "finished": board.finished,
         "min_games": board.min_games,
-        "fit": {"current": board.fit_fresh, "matches": board.fit_matches},
+        "fit": {
+            "current": board.fit_fresh,
+            "matches": board.fit_matches,
+            "ladder_running": board.ladder_running,
+        },
         "rows": [
             {
                 "rank": r.rank,

@@ -22,6 +22,7 @@ from arena.store.models_accounts import UploadStatus
 from arena.submission.botpage import BotPage, NoSuchBotError, bot_page
 from arena.submission.files import UploadError, max_upload_bytes
 from arena.submission.store import delete_bot, set_status, submit_version
+from arena.submission.validation import OPPONENTS
 
 from .app import Problem
 from .auth_routes import Accounts, accounts_of, check_csrf, client_address, current_user, render, require_user
@@ -124,9 +125,13 @@ def make_router() -> APIRouter:
         keep = viewer_keep(request)
         page = page if keep is None else page.public(keep)  # others' stderr lines: owners only
         waiting = any(v.status in (UploadStatus.PENDING, UploadStatus.VALIDATING) for v in page.versions)
+        # the version just uploaded (?uploaded=N), as the store has it now: its status line says
+        # whether it waits, is being validated, passed or failed (none for a version not on the page)
+        just = next((v for v in page.versions if uploaded is not None and v.version == uploaded), None)
         return render(
-            request, "bot_page.html", page=page, owner=owner, uploaded=uploaded, waiting=waiting, nav="bots"
-        )
+            request, "bot_page.html", page=page, owner=owner, uploaded=just, waiting=waiting, nav="bots",
+            opponents=" and ".join(OPPONENTS),
+        )  # fmt: skip
 
     @router.post("/bots/{name}/versions/{version}/retire")
     def retire(request: Request, name: str, version: int, csrf_token: str = Form("")) -> Response:

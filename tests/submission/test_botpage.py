@@ -55,3 +55,43 @@ def test_the_page_of_a_good_and_of_a_crashing_bot(db: Database, alice: UserAccou
     assert "cannot find my weights file" in bad.to_json(private=True)["versions"][0]["stderr_tail"]
     with pytest.raises(NoSuchBotError):
         bot_page(db, "nobody")
+
+
+def test_the_line_after_an_upload_follows_the_version_s_status(db: Database, alice: UserAccount) -> None:
+    """``/bots/NAME?uploaded=N`` said "it is validated now" whatever the version's state, and kept
+    saying it once the version passed or failed.  The line reads the status from the store: it
+    waits, is being validated, passed, failed (the reason in its row); none for an unknown N."""
+    import re
+    import urllib.request
+
+    from arena.serve.webapp import serve_app
+    from arena.submission.store import set_status
+    from arena.web.auth_routes import Accounts
+    from arena.web.server import BackgroundServer
+
+    sub = submit_version(db, alice, "rover", "rover.py", GOOD_BOT.read_bytes())
+    vid = sub.version.id or 0
+
+    def line(site: str, n: int = 1) -> str:
+        with urllib.request.urlopen(f"{site}/bots/rover?uploaded={n}", timeout=30) as r:
+            page = r.read().decode("utf-8")
+        found = re.search(r'<p class="acct-note" role="status"[^>]*>(.*?)</p>', page, re.S)
+        return "" if found is None else " ".join(found.group(1).split())
+
+    with BackgroundServer(serve_app(db, Accounts(db))) as site:
+        pending = line(site)
+        set_status(db, vid, "validating")
+        validating = line(site)
+        set_status(db, vid, "active")
+        active = line(site)
+        set_status(db, vid, "rejected", "crashed: exit status 1")
+        rejected = line(site)
+        unknown = line(site, 7)
+    assert "it is validated now" not in pending + validating + active + rejected
+    assert pending.startswith("Version 1 was uploaded; it waits its turn to be validated"), pending
+    assert "short matches against random" in pending and "shows the result when it is done" in pending
+    assert validating.startswith("Version 1 was uploaded; it is being validated now"), validating
+    assert "short matches against random" in validating
+    assert active == "Version 1 was uploaded; it passed its validation and is active.", active
+    assert rejected == "Version 1 was uploaded; it failed its validation: the reason is in its row below."
+    assert unknown == ""

@@ -4,9 +4,11 @@ token from ARENA_TOKEN or from the config file."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 
+import pytest
 from store.helpers import ARENA, arena_env, run_cli
 
 from .serverkit import CRASH_BOT, GOOD_BOT, ServeProcess
@@ -68,3 +70,92 @@ def test_submit_waits_for_the_validation_and_prints_it(
     finally:
         server.stop()
     assert token not in server.output() and "admin-password-1" not in server.output()
+
+
+def _client_env(arena_home: Path, sqlite_url: str, tmp_path: Path, token: str) -> dict[str, str]:
+    env = arena_env(arena_home, sqlite_url)
+    env.pop("ARENA_MAX_UPLOAD_MB", None)
+    return {**env, "ARENA_TOKEN": token, "XDG_CONFIG_HOME": str(tmp_path / "no-config")}
+
+
+def test_submit_refuses_bad_usage_before_any_network_call(
+    sqlite_url: str, arena_home: Path, tmp_path: Path
+) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    env = _client_env(arena_home, sqlite_url, tmp_path, "arena_whatever")
+    big = tmp_path / "big.sh"
+    big.write_bytes(b"#!/bin/sh\n" + b"#" * 6_000_000)
+    rule = "use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)"
+    good, no_scheme, bad_port = str(GOOD_BOT), url.removeprefix("http://"), url.rsplit(":", 1)[0] + ":abc"
+    ok = "arena_whatever"
+    cases: list[tuple[tuple[str, ...], str, int, str]] = [
+        *[((good, "--name", n, "--server", url), ok, 2, f"error: bad bot name {n!r}: {rule}")
+          for n in ("bad name", "é", "a/b", "x?y", "../up", "")],
+        ((".", "--name", "x", "--server", url), ok, 2, "error: . is a folder: give the bot's file"),
+        ((good, "--name", "x", "--server", no_scheme), ok, 2,
+         f"error: bad server URL '{no_scheme}': add http:// or https://"),
+        ((str(big), "--name", "x", "--server", url), ok, 1,
+         f"error: {big}: the upload is 6.00 MB, over the 5 MB limit: nothing was sent"),
+        # what the client cannot even send: one error line too (exit 1), never a traceback
+        ((good, "--name", "x", "--server", bad_port), ok, 1, "error: cannot send the request"),
+        ((good, "--name", "x", "--server", url), "arena_x\nX-Evil: y", 1, "error: cannot send the request"),
+    ]  # fmt: skip
+    try:
+        for args, token, code, message in cases:
+            done = _submit(arena_home, url, {**env, "ARENA_TOKEN": token}, *args)
+            assert done.returncode == code, (args, done.stdout, done.stderr)
+            assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, (args, done.stderr)
+            assert "Traceback" not in done.stderr and not done.stdout
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody ever connected
+    finally:
+        listener.close()
+
+
+def test_submit_reports_a_server_that_refuses_the_size_or_breaks_off(
+    sqlite_url: str, arena_home: Path, tmp_path: Path
+) -> None:
+    env = arena_env(arena_home, sqlite_url)
+    made = subprocess.run(
+        [str(ARENA), "users", "add-admin", "admin"],
+        input="admin-password-1\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    token = run_cli(arena_home, sqlite_url, "users", "token", "admin").stdout.strip()
+    # the server allows 10 kB, the client checks the default 5 MB: the server answers 413 before
+    # it reads the body, and closes the connection while the client is still sending
+    server = ServeProcess(arena_home, sqlite_url, tmp_path / "serve.log", ARENA_MAX_UPLOAD_MB="0.01")
+    try:
+        client_env = _client_env(arena_home, sqlite_url, tmp_path, token)
+        big = tmp_path / "big.sh"
+        big.write_bytes(b"#!/bin/sh\n" + b"#" * 4_000_000)
+        done = _submit(
+            arena_home, server.url, client_env, str(big), "--name", "bigbot", "--server", server.url
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(
+            (
+                "error: the server refused it (413): the upload is 4.00 MB, over the 0.01 MB limit",
+                f"error: the server {server.url}/api/bots/bigbot/versions closed the connection during "
+                f"the upload",
+            )
+        ), done.stderr
+        assert "Broken pipe" not in done.stderr or "size limit" in done.stderr
+        # a small file over its limit: read in full, refused by the route (413 too)
+        mid = tmp_path / "mid.sh"
+        mid.write_bytes(b"#!/bin/sh\n" + b"#" * 20_000)
+        late = _submit(
+            arena_home, server.url, client_env, str(mid), "--name", "midbot", "--server", server.url
+        )
+        assert late.returncode == 1 and "(413)" in late.stderr and "over the 0.01 MB" in late.stderr, (
+            late.stderr
+        )
+    finally:
+        server.stop()

@@ -118,7 +118,14 @@ class PlaySession:
             seats: list[LocalSeat | BotSession] = [LocalSeat(b) for b in spec.bots]
             seats.insert(spec.seat, person)
             match_id = await self._start_record()
-            result = await host.play(seats, spec.seed, spec.control, match_id=match_id, rules=spec.rules)
+            live = None
+            if self.db is not None and self.stored is not None:  # any web process of the database follows it
+                from arena.live.publish import observer_of_database
+
+                live = observer_of_database(self.db.url, self.stored)
+            result = await host.play(
+                seats, spec.seed, spec.control, match_id=match_id, rules=spec.rules, on_event=live
+            )
             self.result = result
             await self._record(result)
             self._finish(bridge, result)

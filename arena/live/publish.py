@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from .channel import LIVE_ENV, MAX_DATAGRAM, RESYNC
+from .channel import LIVE_ENV, MAX_DATAGRAM, RESYNC, socket_path
 from .remote import MAX_UDP, LiveTarget, sign
 
 Observer = Callable[[Any], None]
@@ -133,6 +133,18 @@ def observer_for(match_id: int, remote: LiveTarget | None = None) -> Observer | 
     path = os.environ.get(LIVE_ENV)
     if not path:
         return None
+    if _publisher is None or _publisher.path != path:
+        _publisher = Publisher(path)
+    return _publisher.observer(match_id)
+
+
+def observer_of_database(database_url: str, match_id: int) -> Observer:
+    """The live observer of a match played outside the workers (a person's game, :mod:`arena.humanseat`),
+    publishing to the live channel of its database (:func:`~.channel.socket_path`): whichever web
+    process of that database holds the channel (``arena serve``, ``arena web``, or ``arena play``'s
+    own) follows the match live."""
+    global _publisher
+    path = str(socket_path(database_url))
     if _publisher is None or _publisher.path != path:
         _publisher = Publisher(path)
     return _publisher.observer(match_id)

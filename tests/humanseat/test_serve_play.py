@@ -46,7 +46,7 @@ def test_a_signed_in_user_plays_a_bot_from_the_web_app(
 
         path, _, query = where.partition("?")
         key = urllib.parse.parse_qs(query)["key"][0]
-        since, final = 0, None
+        since, final, live = 0, None, None
         deadline = time.monotonic() + 240
         while final is None and time.monotonic() < deadline:
             s = alice.get(f"{path}/state?key={key}&since={since}").json()
@@ -59,7 +59,13 @@ def test_a_signed_in_user_plays_a_bot_from_the_web_app(
             ).encode()
             answer = alice.request("POST", f"{path}/action", body, {"Content-Type": "application/json"})
             assert answer.status == 200, answer.body
+            if live is None and since >= 10:  # the game is followed live by the server's hub
+                (running,) = anonymous.get("/api/matches?status=running").json()["items"]
+                assert running["seed"] is None  # its dice stay secret meanwhile
+                live = anonymous.get(f"/api/live/{running['id']}").json()
+                assert live["received"] > 0, live
         assert final is not None, "the game did not end"
+        assert live is not None and live["match"] == final["stored"]
         # the bot's page (the sample bot is registered now) offers the game to a signed-in user
         assert 'id="play-link"' in alice.get("/bots/random").body
         assert 'id="play-link"' not in anonymous.get("/bots/random").body

@@ -20,9 +20,8 @@ def _submit(home: Path, url: str, env: dict[str, str], *args: str) -> subprocess
     )
 
 
-def test_submit_waits_for_the_validation_and_prints_it(
-    sqlite_url: str, arena_home: Path, tmp_path: Path
-) -> None:
+def _admin(arena_home: Path, sqlite_url: str) -> tuple[dict[str, str], str]:
+    """The CLI's environment and an API token of a new admin (``arena users add-admin``)."""
     env = arena_env(arena_home, sqlite_url)
     made = subprocess.run(
         [str(ARENA), "users", "add-admin", "admin"],
@@ -33,7 +32,13 @@ def test_submit_waits_for_the_validation_and_prints_it(
         timeout=120,
     )
     assert made.returncode == 0, made.stderr
-    token = run_cli(arena_home, sqlite_url, "users", "token", "admin").stdout.strip()
+    return env, run_cli(arena_home, sqlite_url, "users", "token", "admin").stdout.strip()
+
+
+def test_submit_waits_for_the_validation_and_prints_it(
+    sqlite_url: str, arena_home: Path, tmp_path: Path
+) -> None:
+    env, token = _admin(arena_home, sqlite_url)
     server = ServeProcess(arena_home, sqlite_url, tmp_path / "serve.log")
     try:
         client_env = {**env, "ARENA_TOKEN": token, "XDG_CONFIG_HOME": str(tmp_path / "no-config")}
@@ -117,17 +122,7 @@ def test_submit_refuses_bad_usage_before_any_network_call(
 def test_submit_reports_a_server_that_refuses_the_size_or_breaks_off(
     sqlite_url: str, arena_home: Path, tmp_path: Path
 ) -> None:
-    env = arena_env(arena_home, sqlite_url)
-    made = subprocess.run(
-        [str(ARENA), "users", "add-admin", "admin"],
-        input="admin-password-1\n",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert made.returncode == 0, made.stderr
-    token = run_cli(arena_home, sqlite_url, "users", "token", "admin").stdout.strip()
+    _env, token = _admin(arena_home, sqlite_url)
     # the server allows 10 kB, the client checks the default 5 MB: the server answers 413 before
     # it reads the body, and closes the connection while the client is still sending
     server = ServeProcess(arena_home, sqlite_url, tmp_path / "serve.log", ARENA_MAX_UPLOAD_MB="0.01")

@@ -254,10 +254,9 @@ def export(
 ) -> None:
     """Export a replay: the game record, the viewer's JSON, or a self-contained HTML viewer.
 
-    An --out path that cannot be written is refused (exit 2) before the replay is read."""
+    An unknown match is refused (exit 1) before --out is looked at, so nothing is created for
+    it; an --out path that cannot be written is refused (exit 2) before anything is written."""
     fmt = _export_format(fmt, out)
-    if out is not None:
-        refuse_path(out, output_problem(out))
     with database(readonly=True) as db:
         if fmt == "jsonl":
             content = replay_text(db, match_id)
@@ -274,6 +273,7 @@ def export(
         sys.stdout.write(content)
         sys.stdout.flush()
         return
+    refuse_path(out, output_problem(out))
     if (failed := write_problem(out, content)) is not None:
         raise fail(f"cannot write {out}: {failed}")
     typer.echo(f"wrote {out} ({len(content.encode('utf-8'))} bytes, {fmt})", err=True)

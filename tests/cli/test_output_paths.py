@@ -146,3 +146,6 @@ def test_replays_export_creates_missing_folders_and_refuses_an_unwritable_path(h
     full = run_arena(["replays", "export", "1", "--out", str(FULL)], home)  # fails while writing: exit 1
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert full.stderr.strip().splitlines() == [f"error: cannot write {FULL}: No space left on device"]
+    unknown = run_arena(["replays", "export", "99", "--out", "for99/r.html"], home)
+    assert unknown.returncode == 1 and "no match 99" in unknown.stderr, unknown.stderr
+    assert not (home / "for99").exists()  # nothing made for a match that is not there

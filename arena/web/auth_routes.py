@@ -6,10 +6,18 @@ an :class:`Accounts` on ``app.state.accounts``.  The session cookie is HttpOnly 
 SameSite=Lax, and Secure when the request came over HTTPS (or always, with ``secure_cookies``).
 Every POST form carries a CSRF token: the session's secret when signed in, else the value of a
 double-submit cookie; a missing or wrong one is a 403 before anything else happens.
+
+A new API token is made by a POST that redirects (303) to ``/account`` (Post/Redirect/Get: a
+reload does not make a second one).  The token waits for that GET in the server's memory, keyed
+by the login session's id (:class:`FreshTokens`): it is shown once, never put in a URL, a cookie
+or a log.  Lost if the server restarts in between (the token is then listed but never shown:
+revoke it and make another).
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +38,29 @@ from arena.store.models_accounts import UserAccount
 from .app import Problem, make_templates
 
 
+class FreshTokens:
+    """New API tokens waiting to be shown once, by login session id (in memory; each expires
+    after ``ttl`` seconds when its page is never fetched)."""
+
+    def __init__(self, ttl: float = 600.0) -> None:
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._waiting: dict[int, tuple[str, float]] = {}
+
+    def put(self, session_id: int, raw: str) -> None:
+        """Keep ``raw`` for the next :meth:`take` of the session (replaces an unshown one)."""
+        now = time.monotonic()
+        with self._lock:
+            self._waiting = {k: v for k, v in self._waiting.items() if v[1] > now}
+            self._waiting[session_id] = (raw, now + self.ttl)
+
+    def take(self, session_id: int) -> str | None:
+        """The session's waiting token, removed (None when there is none or it expired)."""
+        with self._lock:
+            found = self._waiting.pop(session_id, None)
+        return found[0] if found is not None and found[1] > time.monotonic() else None
+
+
 @dataclass
 class Accounts:
     """The account settings of a served app (``app.state.accounts``)."""
@@ -39,6 +70,7 @@ class Accounts:
     signup: bool = True  # anyone may make an account (else only the admin, from the CLI)
     secure_cookies: bool = False  # Secure cookies even over plain HTTP (behind a TLS proxy)
     on_upload: Callable[[], None] = lambda: None  # told after every accepted upload
+    fresh_tokens: FreshTokens = field(default_factory=FreshTokens)  # shown once, by the next GET
 
 
 def accounts_of(request: Request) -> Accounts:
@@ -240,32 +272,28 @@ def make_router() -> APIRouter:
         acc = accounts_of(request)
         signed = require_user(request)
         assert signed.user.id is not None
-        return render(
+        new_token = acc.fresh_tokens.take(signed.session_id)  # made by the POST just before
+        response = render(
             request,
             "account.html",
             bots=owned_bots(acc.db, signed.user.id),
             tokens=apitokens.list_tokens(acc.db, signed.user.id),
-            new_token=None,
+            new_token=new_token,
             nav="account",
         )
+        if new_token is not None:
+            response.headers["Cache-Control"] = "no-store"  # the token is shown once
+        return response
 
-    @router.post("/account/tokens", response_class=HTMLResponse)
+    @router.post("/account/tokens")
     def make_token(request: Request, name: str = Form("cli"), csrf_token: str = Form("")) -> Response:
         acc = accounts_of(request)
         signed = require_user(request)
         check_csrf(request, csrf_token)
         assert signed.user.id is not None
         raw = apitokens.new_token(acc.db, signed.user.id, name.strip() or "cli")
-        response = render(
-            request,
-            "account.html",
-            bots=owned_bots(acc.db, signed.user.id),
-            tokens=apitokens.list_tokens(acc.db, signed.user.id),
-            new_token=raw,
-            nav="account",
-        )
-        response.headers["Cache-Control"] = "no-store"  # the token is shown once
-        return response
+        acc.fresh_tokens.put(signed.session_id, raw)
+        return RedirectResponse("/account#new-token", status_code=303)  # a reload makes no second one
 
     @router.post("/account/tokens/{token_id}/revoke")
     def revoke(request: Request, token_id: int, csrf_token: str = Form("")) -> Response:

@@ -64,8 +64,29 @@ def test_every_form_needs_its_csrf_token(site: str) -> None:
     up = user.upload("/submit", {"name": "x"}, "x.py", GOOD_BOT.read_bytes())
     assert up.status == 403
     ok = user.post("/account/tokens", {"name": "t"}, csrf_from="/account")
-    assert ok.status == 200 and 'id="new-token"' in ok.body
-    assert ok.headers.get("cache-control") == "no-store"
+    assert ok.status == 303 and ok.headers["location"].startswith("/account")
+
+
+def test_a_new_token_is_shown_once_after_a_redirect(site: str) -> None:
+    """Post/Redirect/Get: the POST makes one token and redirects; the next GET of /account shows
+    it once (no-store), a reload shows it no more and makes none; never in a URL."""
+    user = Client(site)
+    user.signup("tom", PW)
+    other = Client(site)  # the same user in another browser: not its token to see
+    assert other.login("tom", PW).status == 303
+    made = user.post("/account/tokens", {"name": "laptop"}, csrf_from="/account")
+    assert made.status == 303, made
+    location = made.headers["location"]
+    assert location.split("#")[0] == "/account" and "arena_" not in location
+    assert "arena_" not in made.body
+    assert "new-token" not in other.get("/account").body
+    page = user.get(location.split("#")[0])
+    found = re.search(r'<code id="new-token">(arena_[^<]+)</code>', page.body)
+    assert page.status == 200 and found, page.body[:500]
+    assert page.headers.get("cache-control") == "no-store"
+    again = user.get("/account")  # a reload: the token is not shown again, and no second one
+    assert again.status == 200 and found.group(1) not in again.body and 'id="new-token"' not in again.body
+    assert again.body.count("laptop") == 1
 
 
 def test_session_cookie_is_httponly_and_samesite_lax(site: str) -> None:

@@ -239,8 +239,9 @@ def sign_up(server: Served, name: str, password: str | None = None) -> Client:
 
 def api_token(c: Client) -> str:
     """A fresh personal API token of the signed-in client (from the account page)."""
-    r = c.form("/account/tokens", {"name": "rt", "csrf_token": c.csrf("/account")})
-    assert r.status == 200, (r.status, r.text[:300])
+    made = c.form("/account/tokens", {"name": "rt", "csrf_token": c.csrf("/account")})
+    assert made.status == 303, (made.status, made.text[:300])  # Post/Redirect/Get
+    r = c.get("/account")  # the new token is shown once, on this page
     found = re.search(r"arena_[A-Za-z0-9_-]{40,}", r.text)
     assert found, r.text[:500]
     return found.group(0)

@@ -159,7 +159,9 @@ class Client:
         return self.post("/login", {"username": name, "password": password}, csrf_from="/login")
 
     def token(self) -> str:
-        page = self.post("/account/tokens", {"name": "test"}, csrf_from="/account")
+        made = self.post("/account/tokens", {"name": "test"}, csrf_from="/account")
+        assert made.status == 303, made  # Post/Redirect/Get: the next GET shows the token once
+        page = self.get("/account")
         found = re.search(r'<code id="new-token">([^<]+)</code>', page.body)
         assert found, page.body[:500]
         return found.group(1)

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from arena.endings import Reason, is_forfeit
+from arena.store.botnames import FILE_PREFIX, HUMAN_PREFIX
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, Match, MatchSeat
 from arena.store.models_accounts import BotOwner, BotUpload, UploadStatus, UserAccount
@@ -112,16 +113,12 @@ class BotPage:
             ],
         }
 
-
     def public(self, keep: Keep) -> BotPage:
         """The page without the stderr lines of the bots ``keep`` refuses (in its own reasons and
         forfeit details, and in the seats of the matches it lists): what others may see."""
         mine = keep(self.name)
         versions = [
-            v
-            if mine
-            else replace(v, reason=public_reason(v.reason), stderr_tail=None)
-            for v in self.versions
+            v if mine else replace(v, reason=public_reason(v.reason), stderr_tail=None) for v in self.versions
         ]
         versions = [replace(v, validation=[public_row(m, keep) for m in v.validation]) for v in versions]
         forfeits = [
@@ -238,3 +235,44 @@ def _evidence(db: Database, match_id: int, seat: int) -> dict[str, Any]:
                 ev = f.get("evidence", {})
                 return ev if isinstance(ev, dict) else {}
     return {}
+
+
+@dataclass(frozen=True)
+class BotListing:
+    """One line of ``/bots``: an active bot, its owner and its newest version's status."""
+
+    name: str
+    owner: str | None  # None: registered from the CLI (the arena's admins')
+    version: int  # the newest version
+    status: str  # that version's status ("active" for a CLI-registered version)
+    created_at: datetime
+
+
+def bot_index(db: Database) -> list[BotListing]:
+    """Every bot that has a version and is not removed (nor an ad-hoc ``file:`` bot nor a person
+    of ``arena play``: what ``arena bots list`` lists), by name, with its owner and its newest
+    version's status: two queries in all, however many bots there are."""
+    with db.session() as session:
+        bots = session.exec(
+            select(Bot, UserAccount.username)
+            .outerjoin(BotOwner, col(BotOwner.bot_id) == col(Bot.id))
+            .outerjoin(UserAccount, col(UserAccount.id) == col(BotOwner.user_id))
+            .where(col(Bot.removed_at).is_(None))
+            .where(col(Bot.name).not_like(f"{FILE_PREFIX}%"), col(Bot.name).not_like(f"{HUMAN_PREFIX}%"))
+            .order_by(col(Bot.name))
+        ).all()
+        newest = (
+            select(BotVersion.bot_id, func.max(BotVersion.version).label("top"))
+            .group_by(col(BotVersion.bot_id))
+            .subquery()
+        )
+        versions = session.exec(
+            select(BotVersion.bot_id, BotVersion.version, BotUpload.status)
+            .join(
+                newest,
+                (newest.c.bot_id == col(BotVersion.bot_id)) & (newest.c.top == col(BotVersion.version)),
+            )
+            .outerjoin(BotUpload, col(BotUpload.bot_version_id) == col(BotVersion.id))
+        ).all()
+    top = {bot_id: (version, status or UploadStatus.ACTIVE) for bot_id, version, status in versions}
+    return [BotListing(bot.name, owner, *top[bot.id], bot.created_at) for bot, owner in bots if bot.id in top]

@@ -16,10 +16,11 @@ from sqlmodel import select
 
 from arena.accounts.ownership import may_manage
 from arena.accounts.sessions import SignedIn
+from arena.ladder.board import BoardRow, ladder_board
 from arena.store.bots import artifact_path
 from arena.store.models import Bot, BotVersion
 from arena.store.models_accounts import UploadStatus
-from arena.submission.botpage import BotPage, NoSuchBotError, bot_page
+from arena.submission.botpage import BotPage, NoSuchBotError, bot_index, bot_page
 from arena.submission.files import UploadError, max_upload_bytes
 from arena.submission.store import delete_bot, set_status, submit_version
 from arena.submission.validation import OPPONENTS
@@ -73,9 +74,24 @@ def version_id(acc: Accounts, bot_id: int, version: int) -> int:
     return v.id
 
 
+def ladder_rows(acc: Accounts) -> dict[str, BoardRow]:
+    """Each bot's ladder standing (the board ``/ladder`` shows, read once): its best-placed
+    active version's row, else its best-placed one; none when there is no ladder."""
+    board = ladder_board(acc.db)
+    found: dict[str, BoardRow] = {}
+    for row in sorted(board.rows, key=lambda r: not r.active) if board else []:  # stable: by rank
+        found.setdefault(row.bot, row)
+    return found
+
+
 def make_router() -> APIRouter:
     """The bot pages and the upload form."""
     router = APIRouter(include_in_schema=False)
+
+    @router.get("/bots", response_class=HTMLResponse)
+    def bots(request: Request) -> Response:
+        acc = accounts_of(request)
+        return render(request, "bots.html", bots=bot_index(acc.db), ladder=ladder_rows(acc), nav="bots")
 
     @router.get("/submit", response_class=HTMLResponse)
     def submit_form(request: Request, name: str = "") -> Response:

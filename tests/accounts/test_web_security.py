@@ -84,6 +84,9 @@ def test_a_new_token_is_shown_once_after_a_redirect(site: str) -> None:
     found = re.search(r'<code id="new-token">(arena_[^<]+)</code>', page.body)
     assert page.status == 200 and found, page.body[:500]
     assert page.headers.get("cache-control") == "no-store"
+    # the account bar is a div: a <form> (Sign out) inside a <p> ended it, and wrapped alone
+    bar = re.search(r'<div class="acct-bar">(.*?)</div>', page.body, re.S)
+    assert bar and 'action="/logout"' in bar.group(1) and "Sign out" in bar.group(1), page.body[:800]
     again = user.get("/account")  # a reload: the token is not shown again, and no second one
     assert again.status == 200 and found.group(1) not in again.body and 'id="new-token"' not in again.body
     assert again.body.count("laptop") == 1

@@ -31,13 +31,15 @@ def test_view_data_names_the_rules() -> None:
 
 
 @pytest.mark.parametrize(
-    ("record", "version", "line"),
+    ("record", "version", "lines"),
     [
-        ("sprint1_engine_2p.jsonl", "sprint-1", "sprint rules · {n} loungers not occupied (ends at ≤ 10)"),
-        ("v1_match_3p.jsonl", "1", "{n} loungers not occupied (ends at ≤ 4)"),
+        ("sprint1_engine_2p.jsonl", "sprint-1", ["{n} loungers not occupied (ends at ≤ 10)", "sprint rules"]),
+        ("v1_match_3p.jsonl", "1", ["{n} loungers not occupied (ends at ≤ 4)", ""]),
     ],
 )
-def test_viewer_shows_the_variant(page: Any, tmp_path: Path, record: str, version: str, line: str) -> None:
+def test_viewer_shows_the_variant(
+    page: Any, tmp_path: Path, record: str, version: str, lines: list[str]
+) -> None:
     view = build_view((RECORDS / record).read_text(encoding="utf-8"))
     html = tmp_path / "replay.html"
     html.write_text(standalone_html(view, record), encoding="utf-8")
@@ -45,7 +47,16 @@ def test_viewer_shows_the_variant(page: Any, tmp_path: Path, record: str, versio
     page.wait_for_function("() => document.getElementById('board').dataset.step !== undefined")
     assert page.eval_on_selector("#board", "svg => svg.dataset.rules") == version
     texts = page.eval_on_selector_all(".panel-line", "es => es.map(e => e.textContent)")
-    assert line.format(n=view["states"][0]["unoccupied"]) in texts, texts
+    n = view["states"][0]["unoccupied"]
+    assert texts[1:] == [line.format(n=n) for line in lines], texts  # the variant on a line of its own
+    # the last step (the final round, game over): every line fits the side panel (none clipped)
+    page.keyboard.press("End")
+    page.wait_for_function("() => document.getElementById('board').dataset.step !== '0'")
+    texts = page.eval_on_selector_all(".panel-line", "es => es.map(e => e.textContent)")
+    assert texts[0].startswith("ended: ") and texts[2].endswith("final round"), texts
+    widths = page.eval_on_selector_all(".panel-line", "es => es.map(e => e.getBoundingClientRect().right)")
+    edge = page.eval_on_selector("#board", "svg => svg.getBoundingClientRect().right")
+    assert max(widths) <= edge, (widths, edge)
 
 
 def test_tournament_page_and_api_show_the_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@
   const FORFEITS = DATA.forfeits || [];
   // The rules the game was played under (standard or a variant): R25's threshold comes from here.
   const GAME_RULES = DATA.rules || { version: "1", variant: "standard", end_unoccupied: 4, round_cap: 100 };
-  const VARIANT = GAME_RULES.variant === "standard" ? "" : `${GAME_RULES.variant} rules · `;
+  const VARIANT = GAME_RULES.variant === "standard" ? "" : `${GAME_RULES.variant} rules`;
 
   const css = getComputedStyle(document.documentElement);
   const SEAT = [0, 1, 2, 3].map((k) => css.getPropertyValue("--seat" + k).trim() || ["#f76707", "#343a40", "#f8f9fa", "#d6336c"][k]);
@@ -248,10 +248,21 @@
   const statusTitle = txt(PX, 36, "", { class: "panel-title" }, sideA);
   const statusLine = txt(PX, 60, "", { class: "panel-line" }, sideA);
   const statusLine2 = txt(PX, 82, "", { class: "panel-line" }, sideA);
+  const statusLine3 = txt(PX, 102, "", { class: "panel-line" }, sideA); // variant · final round
+  const LINE_W = 332 - 2 * PX; // the side panel's width inside its margins
+  function fitLine(t, text) { // a line too long for the panel is narrowed, never clipped
+    t.textContent = text;
+    t.removeAttribute("textLength");
+    t.removeAttribute("lengthAdjust");
+    if (text && t.getComputedTextLength && t.getComputedTextLength() > LINE_W) {
+      t.setAttribute("textLength", LINE_W);
+      t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
+  }
   const diceG = el("g", { class: "dice" }, sideA);
   const diceRows = {};
   [["last", "throw on the table"], ["kept", "set aside (kept)"], ["result", "result of the roll"]].forEach((r, i) => {
-    const y = 112 + i * 60;
+    const y = 122 + i * 58;
     const g = el("g", { id: "dice-" + r[0], class: "dice-row", transform: `translate(${PX},${y})`, "data-dice": "" }, diceG);
     txt(0, 0, r[1], { class: "dice-label" }, g);
     const holder = el("g", { transform: "translate(0,8)" }, g);
@@ -465,8 +476,9 @@
     const over = s.phase === "over";
     statusTitle.textContent = over ? "Game over" : s.phase === "setup" ? "Setup: placing towels" : `Round ${s.round} · turn ${s.turn}`;
     const PHASE = { setup: "places a towel", throw: `throws ${s.dice_to_throw} dice`, roll: "stop, keep or chip?", action: "uses one lounger or passes", over: "" };
-    statusLine.textContent = over ? `ended: ${s.termination || "forfeit"}` : `${seatName(s.seat)} ${PHASE[s.phase]}`;
-    statusLine2.textContent = VARIANT + `${s.unoccupied} loungers not occupied (ends at ≤ ${GAME_RULES.end_unoccupied})` + (s.final_round ? " · final round" : "");
+    fitLine(statusLine, over ? `ended: ${s.termination || "forfeit"}` : `${seatName(s.seat)} ${PHASE[s.phase]}`);
+    fitLine(statusLine2, `${s.unoccupied} loungers not occupied (ends at ≤ ${GAME_RULES.end_unoccupied})`);
+    fitLine(statusLine3, [VARIANT, s.final_round ? "final round" : ""].filter(Boolean).join(" · "));
 
     // dice
     const show3 = { last: s.phase === "roll", kept: s.phase === "roll" || s.phase === "throw", result: s.phase === "action" };

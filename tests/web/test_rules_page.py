@@ -148,3 +148,14 @@ def test_the_page_shows_seeds_and_times_exactly(page: Any, tmp_path: Path) -> No
     page.evaluate("(k) => window.poolViewer.go(k)", tie)
     assert "think time 1.3 ms" in page.inner_text("#ev-meta")
     assert shown_board(read(page)) == expected_board(rep.states[tie])
+
+
+def test_a_record_without_a_clock_has_no_empty_item_in_its_subtitle() -> None:
+    """An engine game's record has no time control: the exported page's subtitle reads
+    ``seed N · normal``, not ``seed N · · normal``."""
+    game = play_game(7, [make_policy("greedy", 7, 0), make_policy("random", 7, 1)])
+    view = build_view(game.record)
+    assert not view["header"].get("time_control")
+    page = standalone_html(view, "no clock")
+    subtitle = re.search(r"seed 7[^<]*</p>", page)
+    assert subtitle is not None and "· ·" not in " ".join(subtitle.group(0).split()), subtitle

@@ -37,6 +37,7 @@ class Received:
 
     message: Answer | Hello | Unexpected
     latest_sent: int
+    was_sent: bool = True  # an Answer: its request id had been sent to this seat when it arrived
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def judge(received: Received, request_id: int, state: State) -> Verdict:
 
     * a Hello, or an answer to an older request that had been sent: :class:`Noise`;
     * an answer naming a request that had not been sent to the seat when it arrived (a future or
-      made-up id): ``malformed-action``;
+      made-up id, 0, or an id the match sent to another seat): ``malformed-action``;
     * an answer to ``request_id``: text that is not an action is ``malformed-action``, an action
       the rules forbid now is ``illegal-action``, a legal one is :class:`Accept`;
     * a message without a known member (empty, or only fields this referee does not know):
@@ -97,8 +98,14 @@ def judge(received: Received, request_id: int, state: State) -> Verdict:
             f"answered request {reply.request_id}, which was never sent to this seat before the answer "
             f"arrived (the latest request it had been sent then: {received.latest_sent or 'none'})",
         )
+    if not received.was_sent:  # 0, or an id the match sent to another seat
+        return Reject(
+            Reason.MALFORMED_ACTION,
+            f"answered request {reply.request_id}, which was never sent to this seat (the latest "
+            f"request it had been sent then: {received.latest_sent or 'none'})",
+        )
     if reply.request_id < request_id:
-        return Noise()  # a stale answer to an older request: dropped
+        return Noise()  # a stale answer to an older request it was sent: dropped
     try:
         action = parse_action(reply.text)
         if action not in legal_actions(state):  # (the state keeps its legal actions: a cheap test)

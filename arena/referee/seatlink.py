@@ -53,6 +53,7 @@ class SeatLink:
     reattached: asyncio.Event = field(default_factory=asyncio.Event)
     pending_request: Request | None = None  # sent and not yet answered
     latest_sent: int = 0  # id of the latest request sent to this seat (stamped on what arrives)
+    ids_sent: set[int] = field(default_factory=set)  # every request id sent to this seat (match-wide ids)
     # (dropped, back) monotonic times of the outages since the current request was sent
     outages: list[tuple[float, float]] = field(default_factory=list)
     setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
@@ -91,7 +92,8 @@ class SeatLink:
             self.closed = item
         elif isinstance(item, Answer | Hello | Unexpected):
             # judged later against the requests sent by now, not by the time the match reads it
-            self.inbox.put_nowait(Received(item, self.latest_sent))
+            sent = not isinstance(item, Answer) or item.request_id in self.ids_sent
+            self.inbox.put_nowait(Received(item, self.latest_sent, sent))
             return
         self.inbox.put_nowait(item)
 
@@ -125,6 +127,7 @@ class SeatLink:
         """Record that ``request`` goes out now, and send it."""
         self.pending_request = request
         self.latest_sent = request.request_id
+        self.ids_sent.add(request.request_id)
         self.outages.clear()  # older outages cannot overlap this request
         self.ignored = 0
         self.send(request)

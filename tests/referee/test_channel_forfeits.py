@@ -160,11 +160,19 @@ def test_illegal_action() -> None:
     [
         (lambda t, c, r: c.answer(r.request_id, "dance the macarena"), "dance"),
         (lambda t, c, r: c.answer(r.request_id + 100, greedy_text(r)), "which was never sent"),
+        (lambda t, c, r: c.answer(0, greedy_text(r)), "answered request 0, which was never sent"),
+        (
+            lambda t, c, r: c.answer(t.channel(0).requests[-1].request_id, greedy_text(r)),
+            "which was never sent to this seat",
+        ),
         (lambda t, c, r: c.garbage(13, "truncated message"), "sent 13 bytes that are not a BotMessage"),
         (lambda t, c, r: c.unexpected(), "sent an empty message"),
         (lambda t, c, r: c.unexpected("welcome"), "sent a welcome message where an answer was due"),
     ],
-    ids=["bad-text", "id-never-sent", "garbage-bytes", "empty-message", "unexpected-message"],
+    ids=[
+        "bad-text", "id-never-sent", "id-zero", "id-of-another-seat", "garbage-bytes", "empty-message",
+        "unexpected-message",
+    ],
 )
 def test_malformed_action(act: Act, expected: str) -> None:
     table = FakeTable()

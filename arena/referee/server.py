@@ -286,6 +286,7 @@ class RefereeServer:
                 setup = metadata.get("arena-setup") == "ready"
                 link = assignment.match.attach(assignment.seat, channel, grace=session.grace, setup=setup)
             reader = asyncio.create_task(self._pump(requests, link, self.config))
+            _watch_call_end(context, link, channel)
             while True:
                 message = await channel.outbox.get()
                 if message is None:
@@ -343,6 +344,32 @@ class RefereeServer:
             link.deliver(Closed(_reason_of(exc.code()), f"stream error {exc.code().name}: {exc.details()}"))
         except Exception as exc:  # anything a bot can cause must end as a forfeit, not a crash
             link.deliver(Closed(Reason.DISCONNECTED, f"stream error: {exc!r}"[:300]))
+
+
+CALL_ENDED_DETAIL = (
+    "the stream ended without the bot closing it: gRPC ended the call below the referee "
+    "(a transport error, such as metadata it could not parse, e.g. an unknown grpc-encoding)"
+)
+CALL_END_WAIT = 0.2  # seconds the stream's reader is given to say first how the stream ended
+
+
+def _watch_call_end(
+    context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage], link: SeatLink, channel: GrpcSeatChannel
+) -> None:
+    """When gRPC ends the call by itself, the seat's stream is over even if its reader never hears
+    of it (C-core can answer a call it refused with a trailers-only error and leave the request
+    stream open): the link is told ``disconnected`` unless the reader (given
+    :data:`CALL_END_WAIT`) or a newer stream of the seat has spoken meanwhile."""
+    loop = asyncio.get_running_loop()
+
+    def tell() -> None:
+        if link.channel is channel and link.closed is None and link.away_since is None:
+            link.deliver(Closed(Reason.DISCONNECTED, CALL_ENDED_DETAIL))
+
+    def ended(_context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage]) -> None:
+        loop.call_soon_threadsafe(loop.call_later, CALL_END_WAIT, tell)
+
+    context.add_done_callback(ended)  # type: ignore[arg-type]  # (the stubs' callback type is a class)
 
 
 async def _refuse_locked_out(

@@ -242,6 +242,21 @@ def test_flood(shared_referee: SharedReferee, tmp_path: Path) -> None:
     assert bad.decisions == int(FAULT_AT) - 1  # caught at the decision it flooded
 
 
+def test_a_call_grpc_refuses_below_the_referee_ends_the_stream(
+    shared_referee: SharedReferee, tmp_path: Path
+) -> None:
+    """A stream opened with an unknown grpc-encoding: C-core answers it with a trailers-only
+    error and may leave the request stream open under the referee; the seat is ``disconnected``
+    at once (it used to wait out its move time and forfeit on ``timeout``)."""
+    control = TimeControl(move_time=30.0, bank=0.0)
+    played = hostile(
+        shared_referee, tmp_path, "badencoding_bot.py", seat=1, expect=(Reason.DISCONNECTED,), control=control
+    )
+    assert played.result.duration < 10, played.result.duration
+    assert "stream opened with grpc-encoding snappy-xx" in played.stderr(1)
+    assert "the stream ended" in played.result.seats[1].detail, played.result.seats[1].detail
+
+
 def test_hundred_megabyte_message(shared_referee: SharedReferee, tmp_path: Path) -> None:
     limits = SandboxLimits(cpu_seconds=20, memory_mb=512, processes=32)  # room for the 100 MB
     played = hostile(

@@ -178,3 +178,20 @@ def test_a_node_bot_missing_a_module_is_told_which(home: Path, tmp_path: Path) -
         "seat 0 (bot) forfeited: crashed: the process exited with status 1 before connecting: "
         "Error: Cannot find module '@grpc/grpc-js-not-installed-here'"
     ), (version, run.stderr)
+
+
+def test_a_call_grpc_refuses_under_arena_match_is_disconnected_at_once(tmp_path: Path) -> None:
+    """``bots/faulty/badencoding_bot.py`` opens its stream with an unknown grpc-encoding: C-core
+    refuses the call with a trailers-only error, and the referee's request stream sometimes
+    stayed open (about one run in three): the seat waited out its 30 s move and forfeited on
+    ``timeout``.  Now every run ends at once as ``disconnected``."""
+    bot = Path(__file__).resolve().parents[2] / "bots" / "faulty" / "badencoding_bot.py"
+    for run in range(6):
+        home = tmp_path / f"home{run}"
+        done = arena(
+            "match", "greedy", str(bot), "--no-sandbox", "--move-time", "30", "--bank", "0", "--quiet",
+            home=home, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        out = done.stdout + done.stderr
+        assert "forfeited: disconnected: the stream ended" in out, out
+        assert done.seconds < 20, (done.seconds, out)

@@ -14,8 +14,10 @@ leaderboards and the web app):
   system's title, column headers and decimals come from its entry in the registry,
   :mod:`arena.ratings.systems`; every function here that takes a ``system`` name reads it there
   (an unregistered name raises :class:`~arena.ratings.UnknownRatingSystemError`).
-- **No interval of zero width.** An interval that rounds to a single value (too few games, or
-  too few duplicate-dice groups, to resample) is shown as "too few games" (``lo``/``hi`` None).
+- **No interval of zero width.** An interval that rounds to a single value (``lo``/``hi`` None)
+  is shown as "too few games" for a provisional bot (too few games, or duplicate-dice groups, to
+  resample) and as "not measurable" for a ranked one (every resample gives the same value: a
+  one-sided record such as every game won, or a system without intervals).
 - **Removed bots** (``arena bots remove``) are hidden from the all-matches leaderboard, but stay
   in a tournament's standings (history, marked removed) and in the rating history; their games
   still count for their opponents' ratings.
@@ -46,6 +48,7 @@ MIN_GAMES = 10
 """Games a bot needs before it is ranked; with fewer it is listed as provisional."""
 
 TOO_FEW = "too few games"
+NOT_MEASURABLE = "not measurable"
 
 
 @dataclass(frozen=True)
@@ -199,9 +202,10 @@ def _num(value: float, system: str) -> str:
 
 
 def interval_text(row: LeaderRow, system: str) -> str:
-    """``1680 .. 1843``, or "too few games" for an interval without width."""
+    """``1680 .. 1843``; for an interval without width "too few games" (a provisional bot) or
+    "not measurable" (a ranked one: see the module docstring)."""
     if row.lo is None or row.hi is None:
-        return TOO_FEW
+        return TOO_FEW if row.provisional else NOT_MEASURABLE
     return f"{_num(row.lo, system)} .. {_num(row.hi, system)}"
 
 

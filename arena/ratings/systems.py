@@ -85,7 +85,7 @@ class RatingSystem:
             (:attr:`Rating.conservative <arena.ratings.rating.Rating.conservative>`), e.g.
             ``"lower bound"``; the web page sets its `` - `` as a minus sign.
         decimals: decimals the numbers are shown with (an interval that rounds to one value is
-            shown as "too few games").
+            shown as "too few games" for a provisional bot, "not measurable" for a ranked one).
         rate: the function that turns results into rows (see :data:`RateFunction`).
 
     Raises:

@@ -114,7 +114,7 @@ def test_a_registered_system_is_rated_and_shown_everywhere(
     board = leaderboard(db, system="wins")
     ranks = [(1, "greedy"), (2, "invader"), (3, "random"), (None, "newbie")]
     assert [(r.rank, r.bot) for r in board] == ranks
-    assert all(r.lo is None and r.hi is None for r in board)  # no interval: "too few games"
+    assert all(r.lo is None and r.hi is None for r in board)  # no interval: "not measurable"
     assert headers("wins") == [
         "#", "bot", "won %", "95% interval", "share", "games", "wins", "mean score", "timeouts", "forfeits",
     ]  # fmt: skip
@@ -126,7 +126,7 @@ def test_a_registered_system_is_rated_and_shown_everywhere(
     md = to_markdown(board, "wins", "Wins")
     assert f"Rating: {TITLE}." in md
     assert "| # | bot | won % | 95% interval | share | games |" in md
-    assert "| 1 | greedy | 90.0 | too few games | 90.0 | 60 |" in md
+    assert "| 1 | greedy | 90.0 | not measurable | 90.0 | 60 |" in md  # ranked: not "too few games"
 
     js = json.loads(json.dumps(to_json(board, "wins", {"leaderboard": "toy"})))
     assert js["system"] == "wins" and js["ranking"] == TITLE

@@ -122,7 +122,7 @@ def observer_for(match_id: int, remote: LiveTarget | None = None) -> Observer | 
     match task carries one (a Dask cluster's match), else to the Unix channel
     ``$ARENA_LIVE_SOCKET`` names (the ladder's coordinator sets it for its local workers), else
     None."""
-    global _publisher, _remote
+    global _remote
     if remote is not None:
         if _remote is None or _remote.target != remote:
             try:
@@ -131,11 +131,7 @@ def observer_for(match_id: int, remote: LiveTarget | None = None) -> Observer | 
                 return None
         return _remote.observer(match_id)
     path = os.environ.get(LIVE_ENV)
-    if not path:
-        return None
-    if _publisher is None or _publisher.path != path:
-        _publisher = Publisher(path)
-    return _publisher.observer(match_id)
+    return _unix_observer(path, match_id) if path else None
 
 
 def observer_of_database(database_url: str, match_id: int) -> Observer:
@@ -143,8 +139,13 @@ def observer_of_database(database_url: str, match_id: int) -> Observer:
     publishing to the live channel of its database (:func:`~.channel.socket_path`): whichever web
     process of that database holds the channel (``arena serve``, ``arena web``, or ``arena play``'s
     own) follows the match live."""
+    return _unix_observer(str(socket_path(database_url)), match_id)
+
+
+def _unix_observer(path: str, match_id: int) -> Observer:
+    """The observer of ``match_id`` on the Unix channel ``path`` (one publisher per process,
+    replaced when the path changes)."""
     global _publisher
-    path = str(socket_path(database_url))
     if _publisher is None or _publisher.path != path:
         _publisher = Publisher(path)
     return _publisher.observer(match_id)

@@ -99,12 +99,12 @@ def create(
             raise TournamentConfigError(
                 f"the candidate {candidate} must not also be in the field; leave it out of the bots listed"
             )
-        versions = [_version(db, candidate)] + [_version(db, b) for b in refs]
+        given = [candidate, *refs]
     else:
-        versions = [_version(db, b) for b in refs]
+        given = refs
+    versions = [_version(db, b) for b in given]
     ids = [v.id for v in versions]
     if len(set(ids)) != len(ids):
-        given = [*([candidate] if fmt == "gauntlet" and candidate else []), *refs]
         same = [ref for ref, i in zip(given, ids, strict=True) if ids.count(i) > 1]
         raise TournamentConfigError(
             f"{' and '.join(same)} are the same bot version; name each version once"

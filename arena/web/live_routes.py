@@ -40,7 +40,16 @@ from . import queries
 from .app import Problem, make_templates
 from .export import json_for_script
 from .replays import load_view
-from .viewdata import FORMAT, FORMAT_VERSION, board_data, exact_ints, rules_data, seating, state_view
+from .viewdata import (
+    FORMAT,
+    FORMAT_VERSION,
+    SECRET_SEED,
+    board_data,
+    exact_ints,
+    rules_data,
+    seating,
+    state_view,
+)
 
 KEEPALIVE = 15.0
 STATUS_EVERY = 1.0  # seconds between looks at the match's status while nothing arrives
@@ -72,9 +81,6 @@ def _rules_version(db: Database, m: Match) -> str:
     with db.session() as session:
         t = session.get(Tournament, m.tournament_id) if m.tournament_id is not None else None
         return (t.rules if t is not None else None) or "1"
-
-
-SECRET_SEED = "(secret while the game is on)"
 
 
 def live_view(db: Database, row: queries.MatchRow, feed: Feed | None, steps: list[Step]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from arena.humanseat.session import PlayRegistry, PlaySession
 from arena.humanseat.starter import GameLimitError
 
 from .export import TEMPLATES, json_for_script
-from .viewdata import FORMAT, FORMAT_VERSION, board_data, rules_data
+from .viewdata import FORMAT, FORMAT_VERSION, SECRET_SEED, board_data, rules_data
 
 DEFAULT_PACE_MS = 600  # how long each of the other seats' events stays on screen
 KEEPALIVE_S = 10.0  # an SSE comment at least this often
@@ -242,7 +242,7 @@ def _view(bridge: HumanBridge) -> dict[str, Any]:
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "match": None,
-        "header": {"seed": "(secret while the game is on)", "time_control": bridge.time_control},
+        "header": {"seed": SECRET_SEED, "time_control": bridge.time_control},
         "players": bridge.players,
         "seating": list(bridge.seating),
         "rules": rules_data(bridge.rules),

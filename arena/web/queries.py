@@ -384,7 +384,13 @@ def seed_secret(db: Database, match_id: int) -> bool:
         m = session.get(Match, match_id)
         if m is None:
             return False
-        return m.status not in OVER or bool(open_seeds(session, (m.seed,)))
+        return not _dice_public(m, open_seeds(session, (m.seed,)))
+
+
+def _dice_public(m: Match, still_played: set[int]) -> bool:
+    """Whether match ``m``'s dice are public: it is over, and no match of its seed is still to
+    be played (``still_played``: :func:`open_seeds`)."""
+    return m.status in OVER and m.seed not in still_played
 
 
 def _rows(session: Session, matches: list[tuple[Match, str | None]]) -> list[MatchRow]:
@@ -407,7 +413,7 @@ def _rows(session: Session, matches: list[tuple[Match, str | None]]) -> list[Mat
                 m.duration,
                 m.error,
                 seats.get(m.id, []),
-                dice_public=m.status in OVER and m.seed not in still_played,
+                dice_public=_dice_public(m, still_played),
             )
         )
     return out

@@ -49,6 +49,10 @@ def format_ms(value: float | int) -> str:
     return str(exact.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
+SECRET_SEED = "(secret while the game is on)"
+"""What the viewer's header shows for the seed of a game still being played (it tells the dice)."""
+
+
 def exact_ints(data: dict[str, Any], keys: tuple[str, ...] = ("seed",)) -> dict[str, Any]:
     """``data`` with the integer values of ``keys`` as decimal strings (exact in JavaScript)."""
     return {

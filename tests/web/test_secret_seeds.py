@@ -53,7 +53,9 @@ def served(arena: Arena, tmp_path: Path) -> Iterator[tuple[str, Arena, int, int]
         ).all()[:2]
         assert first.seed == second.seed  # two seat rotations of one seed (duplicate dice)
         seed, running, finished = first.seed, second.id, first.id
-        t_seed = session.get(Tournament, copy.tournament).seed  # type: ignore[union-attr]
+        tournament = session.get(Tournament, copy.tournament)
+        assert tournament is not None
+        t_seed = tournament.seed
     assert running is not None and finished is not None
     _set(copy, running, "running", "running")
     server = BackgroundServer(create_app(db))

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -159,6 +160,19 @@ def deferred_stop() -> Iterator[None]:
         active._deferred -= 1
     if active._deferred == 0:
         active.raise_if_requested()
+
+
+def thread_stacks() -> str:
+    """Where every thread of this process is now (for a log: which call a slow stop waits in)."""
+    frames = sys._current_frames()
+    parts = []
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident) if thread.ident is not None else None
+        if frame is None:
+            continue
+        stack = "".join(traceback.format_stack(frame)[-12:])
+        parts.append(f"thread {thread.name!r}{' (daemon)' if thread.daemon else ''}:\n{stack}")
+    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------------- parent death

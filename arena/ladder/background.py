@@ -18,6 +18,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from arena.lifecycle import thread_stacks
 from arena.store.db import arena_home
 from arena.store.lease import LeaseHeldError
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from arena.tournament.runner import MatchExecutor
 
 RETRY = 30.0
+STOP_WAIT = 60.0
 LADDER_ENV = "ARENA_LADDER"
 
 log = logging.getLogger(__name__)
@@ -58,12 +60,17 @@ class LadderService:
         self._thread.start()
 
     def stop(self) -> None:
+        """Ask the ladder to stop and wait up to :data:`STOP_WAIT` seconds for it; one still
+        running then is logged with where every thread of this process is."""
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=60)
+            self._thread.join(timeout=STOP_WAIT)
+        if self._thread.is_alive():
+            self.ctx.log(f"ladder: still stopping after {STOP_WAIT:.0f} s; threads:\n{thread_stacks()}")
 
     def alive(self) -> bool:
-        """True while the service's thread runs (after stop(): it did not stop within 60 s)."""
+        """True while the service's thread runs (after stop(): it did not stop within
+        :data:`STOP_WAIT` seconds)."""
         return self._thread.is_alive()
 
     def _executor(self, tournament_id: int, run: RunFile) -> MatchExecutor:

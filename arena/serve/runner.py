@@ -15,16 +15,13 @@ import contextlib
 import os
 import signal
 import socket
-import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import uvicorn
 
-from arena.lifecycle import STOP_SIGNALS, exit_status
+from arena.lifecycle import STOP_SIGNALS, exit_status, thread_stacks
 from arena.lobby import Lobby, LobbyConfig
 from arena.store.db import Database
 from arena.web.auth_routes import Accounts
@@ -59,19 +56,6 @@ class ServeOutcome:
 
 
 SLOW_STOP = 10.0  # seconds: a service that takes longer to stop is named in the log
-
-
-def thread_stacks() -> str:
-    """Where every thread of this process is now (for a log: which call a slow stop waits in)."""
-    frames = sys._current_frames()
-    parts = []
-    for thread in threading.enumerate():
-        frame = frames.get(thread.ident) if thread.ident is not None else None
-        if frame is None:
-            continue
-        stack = "".join(traceback.format_stack(frame)[-12:])
-        parts.append(f"thread {thread.name!r}{' (daemon)' if thread.daemon else ''}:\n{stack}")
-    return "\n".join(parts)
 
 
 async def _stop_service(service: BackgroundService, ctx: ServeContext) -> None:

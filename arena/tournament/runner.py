@@ -20,6 +20,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -62,6 +63,7 @@ MAX_POOL_RESTARTS = 3
 MAX_REQUEUES = 3  # a match whose worker was lost this many times more is recorded as failed
 POLL = 0.25  # seconds the coordinator waits for results before it looks for a stop request
 ABORT_GRACE = 5.0  # seconds a stopped worker gets to stop its bots before it is killed
+SHUTDOWN_WAIT = 15.0  # seconds an aborted pool's own threads get to end once its workers are gone
 
 log = logging.getLogger(__name__)
 
@@ -219,13 +221,24 @@ class LocalExecutor:
 
     def abort(self) -> None:
         """Stop now: each worker is sent SIGTERM (it cancels its match, stops its bots and
-        exits) and killed if it has not exited within :data:`ABORT_GRACE` seconds."""
+        exits) and killed if it has not exited within :data:`ABORT_GRACE` seconds.  Returns
+        within about ``ABORT_GRACE + SHUTDOWN_WAIT`` seconds, whatever the pool's own threads do
+        (one still busy then is logged with where every thread is, and left)."""
+        self._note_processes()  # one the pool started since the last submit is stopped too
         live = [w for w in self.workers if w.alive()]
         for w in live:
             w.signal(signal.SIGTERM)
         for w in lifecycle.wait_dead(live, ABORT_GRACE):
             w.signal(signal.SIGKILL)
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        manager = getattr(self.pool, "_executor_manager_thread", None)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        if isinstance(manager, threading.Thread):
+            manager.join(SHUTDOWN_WAIT)
+            if manager.is_alive():
+                log.warning(
+                    "the worker pool's manager thread did not end within %.0f s of its workers' "
+                    "end; left behind. Threads:\n%s", SHUTDOWN_WAIT, lifecycle.thread_stacks(),
+                )  # fmt: skip
 
 
 def default_jobs() -> int:

@@ -202,7 +202,7 @@ def test_serve_s_ladder_service_resumes_a_ladder_an_earlier_version_ended(
             time.sleep(0.1)
     finally:
         service.stop()
-    assert not service.alive()
+    assert not service.alive(), said  # the log says where its threads wait
     assert not any("handed out its" in line for line in said), said
     assert get_tournament(db, 1).status == "running"
     db.close()

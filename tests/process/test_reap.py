@@ -10,12 +10,12 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from store.helpers import run_cli
 
 from .helpers import (
-    TOTAL,
     ProcessRef,
     create,
     descendants,
@@ -28,6 +28,8 @@ from .helpers import (
     wait_for_finished,
     wait_until,
 )
+
+GAMES = 5  # 30 matches (not 18): more time in which a worker has a bot to freeze, under load
 
 
 def _cmdline(pid: int) -> str:
@@ -43,7 +45,9 @@ def _signal_all(pids: list[int], sig: signal.Signals) -> None:
             os.kill(pid, sig)
 
 
-def _freeze_a_worker_with_a_bot(workers: list[ProcessRef], run_marker: list[str]) -> ProcessRef:
+def _freeze_a_worker_with_a_bot(
+    workers: list[ProcessRef], run_marker: list[str], state: Callable[[], str]
+) -> ProcessRef:
     """SIGSTOP a worker and everything under it while a bot of the run (``ARENA_RUN`` in its
     environment) runs there, so that something marked is left when the coordinator dies.
 
@@ -64,11 +68,11 @@ def _freeze_a_worker_with_a_bot(workers: list[ProcessRef], run_marker: list[str]
                 return w
             _signal_all(frozen, signal.SIGCONT)
         time.sleep(0.05)
-    raise AssertionError("no worker had a marked bot to freeze within 60 s")
+    raise AssertionError(f"no worker had a marked bot to freeze within 60 s; {state()}")
 
 
 def test_resume_reaps_a_dead_runs_leftovers(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
-    tid = create(sqlite_url, arena_home, sandbox=False)
+    tid = create(sqlite_url, arena_home, sandbox=False, games=GAMES)
     run = start(
         arena_home, sqlite_url, tmp_path / "start.log", "tournament", "start", str(tid), "--jobs", "2"
     )
@@ -76,17 +80,21 @@ def test_resume_reaps_a_dead_runs_leftovers(sqlite_url: str, arena_home: Path, t
     try:
         wait_for_finished(run, sqlite_url, tid)
         bots = str(arena_home / "artifacts")
+
+        def state() -> str:  # where the run was: ended, or between matches
+            return (f"run exit {run.proc.poll()}, matches {status_counts_plain(sqlite_url, tid)}; "
+                    f"its log ends: {run.output()[-2000:]}")  # fmt: skip
+
         try:
             wait_until(lambda: bool(marked([bots])), 30, "bots running")
-        except AssertionError as exc:  # say where the run was: ended, or between matches
-            state = f"run exit {run.proc.poll()}, matches {status_counts_plain(sqlite_url, tid)}"
-            raise AssertionError(f"{exc}; {state}; its log ends: {run.output()[-2000:]}") from exc
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; {state()}") from exc
         workers = [r for r in descendants(run.proc.pid) if "spawn_main" in _cmdline(r.pid)]
         assert len(workers) == 2, workers
         markers = run_markers(arena_home)
         assert any(m.startswith("ARENA_RUN=") for m in markers), markers  # the run file names it
         run_marker = [m for m in markers if m.startswith("ARENA_RUN=")]
-        frozen = _freeze_a_worker_with_a_bot(workers, run_marker)
+        frozen = _freeze_a_worker_with_a_bot(workers, run_marker, state)
         tree = descendants(run.proc.pid)
         os.kill(run.proc.pid, signal.SIGKILL)
         run.wait(timeout=30)
@@ -96,7 +104,7 @@ def test_resume_reaps_a_dead_runs_leftovers(sqlite_url: str, arena_home: Path, t
         assert marked([m for m in markers if m.startswith("ARENA_RUN=")]), "no marked process left"
 
         resumed = run_cli(arena_home, sqlite_url, "tournament", "resume", str(tid), "--jobs", "2")
-        assert f"matches: {TOTAL} finished" in resumed.stderr, resumed.stderr
+        assert f"matches: {6 * GAMES} finished" in resumed.stderr, resumed.stderr
         assert "left by a dead run of tournament" in resumed.stderr, resumed.stderr
         still = survivors(tree, markers, timeout=1.0)
     finally:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import lifecycle
 from arena.serve import runner
 from arena.serve.services import ServeContext
 
@@ -63,7 +64,7 @@ def test_thread_stacks_names_every_thread_and_its_calls() -> None:
     t = threading.Thread(target=gate.wait, name="arena-probe-thread")
     t.start()
     try:
-        text = runner.thread_stacks()
+        text = lifecycle.thread_stacks()
     finally:
         gate.set()
         t.join()

@@ -1,12 +1,15 @@
 """Run a duplicate-dice evaluation (what ``arena evaluate`` does): real bots, in parallel.
 
 One :class:`~arena.hosting.MatchHost` hosts every match, its bots sandboxed unless the plan says
-``sandbox=None``.  Each of the ``jobs`` parallel *tables* has its own bot processes -- one
-candidate and ``players - 1`` baselines -- kept running with **persistent sessions**, so a bot
-process plays match after match on the same token (no start-up cost per game, as in
-``benchmarks/referee.py``).  A table takes the next (group, candidate seat) task from a shared
-queue and plays it with the candidate in that seat and the baselines in the others.  A bot that
-forfeited (or whose process died) is replaced before the table's next match.
+``sandbox=None``.  Each of the ``jobs`` parallel *tables* has its own bot processes, one set per
+seating (a candidate and ``players - 1`` baselines for each seat the candidate takes), kept
+running with **persistent sessions**, so a bot process plays match after match on the same token
+(no start-up cost per game, as in ``benchmarks/referee.py``) and never two seatings of one seed:
+those have the same dice, and a process that remembered them would play the second knowing its
+throws (the host would start a fresh one instead).  A table takes the next (group, candidate
+seat) task from a shared queue and plays it with the candidate in that seat and the baselines in
+the others.  A bot that forfeited (or whose process died) is replaced before the table's next
+match.
 
 What to play next is the format :class:`~arena.tournament.formats.sequential.SequentialDuplicate`
 (pulled whenever a table is free): groups are fed to the sequential test in seed order (see
@@ -345,7 +348,7 @@ async def run_evaluation(
             m = pull.matches[i]
             seat = m.seating.index(0)
             seated = [
-                LocalSeat(specs[k], persistent=True, identity=(table, k), label=f"t{table}-{roles[k]}")
+                LocalSeat(specs[k], persistent=True, identity=(table, seat, k), label=f"t{table}-{roles[k]}")
                 for k in m.seating
             ]
             result = await host.play(seated, m.seed, plan.control, match_id=f"ev{m.round:05d}-seat{seat}")

@@ -15,7 +15,10 @@ what hosting a match involves is written once:
 - the match gets each seat's probe (crashed / frozen), evidence (stderr tail), settle (wait for a
   crashed bot's last words) and CPU time (for the CPU clock and the think-time statistics);
 - kept-running bots (:attr:`LocalSeat.persistent`) are reused across matches and restarted when
-  they died or forfeited (deterministically: a forfeit always means a fresh process next time);
+  they died or forfeited (deterministically: a forfeit always means a fresh process next time),
+  and before a match of a seed they have already played: every seating of a seed has the same
+  dice, and a bot sees every throw of its games, so a process that remembered them would play
+  the next seating knowing its dice (a fresh one is not counted in :attr:`restarts`);
 - a match that did not complete (an error, a cancellation) leaves no bot in doubt: its kept-running
   bots are stopped too; bots launched for one match are stopped (all at once) after it;
 - :meth:`close` stops every bot and the referee.  A process that must die now (a signal, its parent
@@ -31,7 +34,7 @@ import asyncio
 import contextlib
 import shutil
 from collections.abc import Callable, Collection, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Literal
@@ -66,6 +69,7 @@ PoolKey = tuple[Hashable, str, tuple[str, ...], SandboxLimits | None, int]
 class _Pooled:
     proc: BotProcess
     session: BotSession
+    seeds: set[int] = field(default_factory=set)  # the match seeds this process has played
 
 
 def probe(proc: BotProcess | None) -> tuple[Reason, str] | None:
@@ -161,18 +165,22 @@ class MatchHost:
                     key: PoolKey = (*ident, limits, n)
                     keys[k] = key
                     entry = self.pool.get(key)
-                    if entry is not None and entry.proc.probe() is not None:  # died while idle
+                    failed = entry is not None and entry.proc.probe() is not None  # died while idle
+                    # it has seen these dice (another seating of this seed): a fresh process
+                    known_dice = entry is not None and not failed and seed in entry.seeds
+                    if failed or known_dice:
                         await self._drop(key)
                         entry = None
                     if entry is None:
                         session = self.server.session(bot.name, persistent=True)
                         entry = _Pooled(self._process(seat, limits), session)
-                        self.restarts += key in self._ever
+                        self.restarts += key in self._ever and not known_dice
                         self._ever.add(key)
                         self.pool[key] = entry
                         stem = f"{seat.label or self.label}-{bot.name}-{self.launched + len(launch) + 1}"
                         launch.append((k, entry.proc, entry.session, stem))
                     procs[k], session = entry.proc, entry.session
+                    entry.seeds.add(seed)
                 sessions.append(session)
             for k, seated in enumerate(procs):
                 if seated is not None:
@@ -214,9 +222,9 @@ class MatchHost:
                 return_exceptions=True,
             )
         for f in result.forfeits:  # a bot that failed is restarted before it plays again
-            failed = keys[f.seat]
-            if failed is not None:
-                await self._drop(failed)
+            forfeited = keys[f.seat]
+            if forfeited is not None:
+                await self._drop(forfeited)
         return result
 
     def _process(self, seat: LocalSeat, sandbox: SandboxLimits | None) -> BotProcess:

@@ -104,8 +104,8 @@ def test_the_sandbox_is_chosen_per_match_and_kept_bots_are_not_shared_across_san
         host = MatchHost(sandbox=None)
         await host.start()
         try:
-            for limits in (None, SandboxLimits(), None):
-                result = await host.play([kept(greedy, 1), kept(greedy, 2)], 3, FAST, sandbox=limits)
+            for seed, limits in ((3, None), (4, SandboxLimits()), (5, None)):  # (a new seed each)
+                result = await host.play([kept(greedy, 1), kept(greedy, 2)], seed, FAST, sandbox=limits)
                 assert not result.forfeits
             return host.launched, {entry.proc.sandbox is not None for entry in host.pool.values()}
         finally:
@@ -154,3 +154,33 @@ def test_the_lobby_has_the_cpu_clock_and_stores_it_like_a_tournament(
         assert "cpu_clock" not in json.loads(t.config)
     finally:
         db.close()
+
+
+def test_a_kept_running_bot_never_plays_a_seed_it_has_played() -> None:
+    """Every seating of a seed has the same dice and a bot sees every throw of its games: a
+    process that played a seed is replaced before it plays that seed again (in another seat),
+    kept for a new seed, and the fresh process is not counted as a restart."""
+    greedy = resolve_bot("greedy")
+
+    async def scenario() -> tuple[list[tuple[int | None, ...]], int]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            pids = []
+            for seed, seating in ((7, ("a", "b")), (7, ("b", "a")), (8, ("b", "a")), (8, ("a", "b"))):
+                result = await host.play(
+                    [kept(greedy, who) for who in seating], seed, FAST, match_id=f"m{seed}"
+                )
+                assert not result.forfeits
+                by_identity = {key[0]: entry.proc.pid for key, entry in host.pool.items()}
+                pids.append((by_identity["a"], by_identity["b"]))
+            return pids, host.restarts
+        finally:
+            await host.close()
+
+    pids, restarts = asyncio.run(scenario())
+    first, second, third, fourth = pids
+    assert not set(first) & set(second)  # seed 7 again: both bots are fresh processes
+    assert third == second  # a new seed: the same processes play on
+    assert not set(third) & set(fourth)  # seed 8 again: fresh again
+    assert restarts == 0

@@ -145,6 +145,7 @@ def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
     assert code == 0, err.decode()
     assert proxy.connections >= 2  # it really had to reconnect
     assert len(lobby.results) == 2
+    assert lobby.results[0].seed != lobby.results[1].seed  # its second seat, not the dice it saw
     for result in lobby.results:
         assert result.forfeits == (), result.forfeits
         assert result.termination in ("normal", "round-cap")

@@ -2,10 +2,13 @@
 
 Entry 0 is the remote bot, entries ``1..players-1`` the lobby's local opponents.  Matches come
 one at a time (the next only once the previous one is done: a remote bot plays one match at a
-time), in duplicate sets: game ``n`` seats the table under rotation ``n % players`` with the seed
-of set ``n // players``, derived from the lobby's seed and ``options["stream"]`` (the remote bot's
-version id, so every remote bot meets its own dice).  ``games`` matches in all, or without end
-with ``options["endless"]``.  A pure function of the settings and the recorded matches.
+time), in seat-rotation sets: game ``n`` (of set ``n // players``) seats the table under rotation
+``n % players``.  Every game has dice of its own, its seed derived from the lobby's seed,
+``options["stream"]`` (the remote bot's version id, so every remote bot meets its own dice) and
+``n``.  No duplicate dice here: a remote bot keeps its memory from one match to the next and sees
+every throw of a game (the events of its requests), so a later rotation on the same seed would
+be played with dice it already knows.  ``games`` matches in all, or without end with
+``options["endless"]``.  A pure function of the settings and the recorded matches.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ class RemoteStream(Format):
             return Finished()
         group = n // s.entries
         seating = rotations(tuple(range(s.entries)))[n % s.entries]
-        seed = derive_seed(s.seed, int(s.options.get("stream", 0)), group)
+        seed = derive_seed(s.seed, int(s.options.get("stream", 0)), group, n % s.entries)  # its own dice
         return Play((Pairing(seed, f"g{group}", seating, round=group),))
 
     def planned(self) -> int | None:

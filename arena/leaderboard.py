@@ -14,7 +14,7 @@ leaderboards and the web app):
   system's title, column headers and decimals come from its entry in the registry,
   :mod:`arena.ratings.systems`; every function here that takes a ``system`` name reads it there
   (an unregistered name raises :class:`~arena.ratings.UnknownRatingSystemError`).
-- **No interval of zero width.** An interval that rounds to a single value (``lo``/``hi`` None)
+- **No interval of zero width.** An interval narrower than the last shown digit (``lo``/``hi`` None)
   is shown as "too few games" for a provisional bot (too few games, or duplicate-dice groups, to
   resample) and as "not measurable" for a ranked one (every resample gives the same value: a
   one-sided record such as every game won, or a system without intervals).
@@ -26,7 +26,6 @@ leaderboards and the web app):
 from __future__ import annotations
 
 import gc
-import math
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +39,7 @@ from sqlmodel import select
 
 from arena.endings import wins_text
 from arena.ratings import Rating, get_system, rate
+from arena.ratings.rating import shown_interval
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, RatingRow
 from arena.store.results import BotStats, bot_stats, finished_matches, game_results
@@ -181,10 +181,9 @@ def _with_rank(row: LeaderRow, rank: int) -> LeaderRow:
 
 
 def _interval(r: Rating, decimals: int) -> tuple[float | None, float | None]:
-    """The interval, or (None, None) when it is missing or rounds to one value."""
-    if not (math.isfinite(r.lo) and math.isfinite(r.hi)) or round(r.lo, decimals) == round(r.hi, decimals):
-        return None, None
-    return r.lo, r.hi
+    """The interval, or (None, None) when it is missing or narrower than the last shown digit
+    (:func:`arena.ratings.rating.shown_interval`)."""
+    return shown_interval(r.lo, r.hi, decimals)
 
 
 def ranked(rows: Sequence[LeaderRow]) -> list[LeaderRow]:

@@ -19,6 +19,7 @@ from sqlalchemy import func
 from sqlmodel import col, select
 
 from arena.ratings.incremental import Belief, ranked
+from arena.ratings.rating import shown_interval
 from arena.store.bots import version_names
 from arena.store.db import Database
 from arena.store.lease import lease_holder
@@ -43,7 +44,8 @@ class BoardRow:
     conservative: float
     games: int
     active: bool
-    pl: tuple[float, float | None, float | None] | None  # cached fit: rating, 95% lo, hi
+    pl: tuple[float, float | None, float | None] | None  # cached fit: rating, 95% lo, hi (None:
+    # not measurable, see arena.ratings.rating.shown_interval)
 
     @property
     def provisional(self) -> bool:
@@ -95,7 +97,7 @@ def ladder_board(db: Database, *, min_games: int = MIN_GAMES) -> Board | None:
         pl = fit.ratings.get(vid)
         rows.append(
             BoardRow(rank, names.get(vid, f"version {vid}"), vid, b.mu, b.sigma, b.conservative, b.games,
-                     vid in active, (pl[0], pl[1], pl[2]) if pl else None)
+                     vid in active, (pl[0], *shown_interval(pl[1], pl[2], 0)) if pl else None)
         )  # fmt: skip
     return Board(tid, rows, finished_count(db, tid), running, fit.fresh, fit.matches, min_games,
                  ladder_running(db, tid))  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Rating"]
+__all__ = ["Rating", "shown_interval"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,3 +38,16 @@ class Rating:
         if self.ordinal is not None:
             return self.ordinal
         return self.lo if math.isfinite(self.lo) else self.rating
+
+
+def shown_interval(lo: float | None, hi: float | None, decimals: int) -> tuple[float | None, float | None]:
+    """The interval ``(lo, hi)`` as a page shows it with ``decimals`` decimals, or ``(None, None)``
+    when it says nothing: a bound missing or not finite, or a width under the last shown digit
+    (every resample gave about the same value: a one-sided record, such as every game won
+    against the same opponents, where the prior alone holds the estimate; ``2286 .. 2287`` for
+    such a bot claimed a precision no data can give)."""
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return None, None
+    if hi - lo < 10.0**-decimals or round(lo, decimals) == round(hi, decimals):
+        return None, None
+    return lo, hi

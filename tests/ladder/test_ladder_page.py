@@ -15,7 +15,7 @@ from arena.ladder.field import ensure_ladder
 from arena.store.bots import add_bot
 from arena.store.db import Database
 from arena.store.lease import Lease
-from arena.store.models_ladder import LadderFit, LadderRatingHistory
+from arena.store.models_ladder import LadderFit, LadderRating, LadderRatingHistory
 from arena.store.tournaments import add_match
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
@@ -56,3 +56,29 @@ def test_a_stale_table_says_as_of_what_and_who_refits_it(db: Database) -> None:
     assert fit == {"current": False, "matches": 387, "ladder_running": False}
     assert "as of 387 matches (0 finished now)" in running and "the ladder is running" in running, running
     assert fit_running == {"current": False, "matches": 387, "ladder_running": True}
+
+
+def test_an_interval_narrower_than_a_rating_point_is_not_measurable(db: Database) -> None:
+    """A bot whose every resample gives about the same Plackett-Luce rating (a one-sided record:
+    the prior alone holds it) showed e.g. "2286–2287"; it now says "not measurable", in the page
+    and the JSON (``pl`` without bounds), as the leaderboards do.  A real interval is shown."""
+    t = ensure_ladder(db, seed=1)
+    assert t.id is not None
+    ids = [add_bot(db, name, sample(name)).id or 0 for name in ("greedy", "random")]
+    ratings = {str(ids[0]): [2286.4, 2286.2, 2286.9, 40], str(ids[1]): [1210.0, 1105.0, 1302.0, 40]}
+    with db.session() as session:
+        for k, vid in enumerate(ids):  # both ranked (40 games each)
+            session.add(
+                LadderRating(tournament_id=t.id, bot_version_id=vid, mu=30.0 - 10 * k, sigma=1.0, games=40)
+            )
+        session.add(
+            LadderFit(tournament_id=t.id, stamp=0, data=json.dumps({"ratings": ratings, "matches": 40}))
+        )
+    with BackgroundServer(create_app(db)) as site:
+        page = _get(f"{site}/ladder")
+        rows = {r["bot"]: r for r in json.loads(_get(f"{site}/api/ladder"))["rows"]}
+    cells = {m.group(1): re.sub(r"<[^>]+>", "", m.group(2)) for m in re.finditer(
+        r'<a href="/bots/(\w+)/charts">.*?<td class="num">([^\n]*?)</td>\s*</tr>', page, re.S)}  # fmt: skip
+    assert cells["greedy"].split() == ["2286", "not", "measurable"], (cells, rows)
+    assert cells["random"].split() == ["1210", "1105–1302"], cells
+    assert rows["greedy"]["pl"] == [2286.4, None, None] and rows["random"]["pl"] == [1210.0, 1105.0, 1302.0]

@@ -82,3 +82,16 @@ def test_bad_level_and_bad_items() -> None:
 def test_ties_broken_by_bot_id() -> None:
     rows = rate([GameResult(("b", "a"), (1, 1), (0.0, 0.0))], "openskill")
     assert [row.bot for row in rows] == ["a", "b"]
+
+
+def test_an_interval_narrower_than_the_last_shown_digit_is_not_shown() -> None:
+    from arena.ratings.rating import shown_interval
+
+    assert shown_interval(2286.2, 2286.9, 0) == (None, None)  # printed as 2286-2287 before
+    assert shown_interval(1500.0, 1500.4, 0) == (None, None)
+    assert shown_interval(1500.0, 1501.0, 0) == (1500.0, 1501.0)
+    assert shown_interval(24.95, 25.04, 2) == (24.95, 25.04)
+    assert shown_interval(24.951, 24.954, 2) == (None, None)
+    assert shown_interval(float("nan"), 3.0, 0) == (None, None)
+    assert shown_interval(None, 3.0, 0) == (None, None)
+    assert shown_interval(1.0, float("inf"), 0) == (None, None)

@@ -57,7 +57,8 @@
       cell(tr, fmt(r.mu, 2), "num");
       cell(tr, fmt(r.sigma, 2), "num");
       cell(tr, String(r.games), "num");
-      cell(tr, r.pl ? fmt(r.pl[0], 0) + (r.pl[1] !== null ? ` ${fmt(r.pl[1], 0)}–${fmt(r.pl[2], 0)}` : "") : "–", "num");
+      const interval = r.pl && r.pl[1] !== null ? ` ${fmt(r.pl[1], 0)}–${fmt(r.pl[2], 0)}` : r.rank !== null ? " not measurable" : "";
+      cell(tr, r.pl ? fmt(r.pl[0], 0) + interval : "–", "num");
       rowsEl.appendChild(tr);
     });
     updates += 1;

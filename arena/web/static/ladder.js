@@ -16,9 +16,21 @@
     return td;
   }
   function fmt(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d); }
+  /* The note on the Plackett-Luce column: the same words as the page's template. */
+  function fitNote(data) {
+    const f = data.fit;
+    if (data.ladder === null || !f || f.current) return "";
+    const asOf = f.matches ? `it is as of ${f.matches} matches (${data.finished} finished now)` : "it is not fitted yet";
+    const when = f.ladder_running
+      ? "will be refitted shortly (the ladder is running)"
+      : "will be refitted when the ladder runs again";
+    return `: ${asOf} and ${when}`;
+  }
   function draw(data) {
     document.getElementById("ladder-none").hidden = data.ladder !== null;
     summary.textContent = data.ladder === null ? "" : `${data.finished} matches played`;
+    const note = document.getElementById("fit-note");
+    if (note) note.textContent = fitNote(data);
     runEl.innerHTML = "";
     if (!data.running.length) {
       const li = document.createElement("li");

@@ -63,7 +63,8 @@ def explain(exc: Exception, where: str | None = None) -> str:
 
 @contextmanager
 def database(*, readonly: bool = False) -> Iterator[Database]:
-    """Open the database; expected errors become a clear message and exit 1.
+    """Open the database; expected errors become a clear message and exit 1 (2 for a bot named
+    on the command line that is no bot: a usage error, as in ``arena match``).
 
     ``readonly=True`` is for commands that only read: nothing is created, written or migrated
     (see :class:`arena.store.db.Database`), so they also work on a read-only data directory.
@@ -79,7 +80,9 @@ def database(*, readonly: bool = False) -> Iterator[Database]:
     except Exception as exc:
         if not isinstance(exc, expected_errors()):
             raise
-        raise fail(explain(exc, db.where)) from None
+        from arena.botref import BotRefError  # a bot named on the command line names nothing: usage
+
+        raise fail(explain(exc, db.where), 2 if isinstance(exc, BotRefError) else 1) from None
     finally:
         db.close()
 

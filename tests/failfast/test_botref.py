@@ -73,7 +73,7 @@ def test_a_name_that_is_nothing_says_what_was_tried(db: Database, home: Path, tm
         "not a registered bot in the database sqlite:///" in run.stderr and "did you mean mine" in run.stderr
     )
     assert "not a sample bot (greedy, greedy-naive, invader, random, search)" in run.stderr
-    run = cli("tournament", "create", "mien", "random", home=home, code=1)
+    run = cli("tournament", "create", "mien", "random", home=home, code=2)  # a usage error, as in match
     assert "no bot 'mien'" in run.stderr and "not a sample bot" in run.stderr
     run = cli("evaluate", "mien", "--vs", "random", home=home, code=2)
     assert "no bot 'mien'" in run.stderr and "did you mean mine" in run.stderr

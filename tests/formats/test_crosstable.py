@@ -162,8 +162,8 @@ def test_cli_rejects_bad_combinations(sqlite_url: str, tmp_path: Path, arena_hom
     assert "needs at least 4 bots" in out.stderr
     out = cli_inproc(arena_home, sqlite_url, "tournament", "create", "a", "b", "--format", "league", code=2)
     assert "swiss" in out.stderr and "knockout" in out.stderr
-    for command in ("create", "run"):  # a bot that cannot be found is bad data, not bad usage
-        missing = cli_inproc(arena_home, sqlite_url, "tournament", command, "a", "nobody", code=1)
+    for command in ("create", "run"):  # a bot named that is no bot: a usage error, as in match/evaluate/play
+        missing = cli_inproc(arena_home, sqlite_url, "tournament", command, "a", "nobody", code=2)
         assert "no bot 'nobody'" in missing.stderr
 
 

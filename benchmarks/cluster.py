@@ -282,6 +282,5 @@ def matches_and_coordinator(args: argparse.Namespace, results: list[Any]) -> Non
     )
 
 
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 HELP = "Pool Arena: tournaments and bot matches for the dice game Cool am Pool."
 
 # (name, "module:attribute", one-line help shown by `arena --help`), in the order listed there.
+# fmt: off
 SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("match", "arena.cli.match_cmd:match",
      "Run one match between 2-4 bots launched as processes; show progress and the result."),
@@ -55,6 +56,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("train", "arena.cli.train_cmd:train",
      "Train the learned evaluation by self-play (reproducible, resumable, plots its learning curve)."),
 )
+# fmt: on
 
 _app: typer.Typer | None = None
 

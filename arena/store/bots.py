@@ -35,8 +35,6 @@ PYTHON = "{python}"  # stands for the arena's own interpreter in stored commands
 ARTIFACT = "{artifact}"  # stands for the stored copy's path in stored commands
 
 
-
-
 @dataclass(frozen=True)
 class BotInfo:
     """A bot with its latest version and some statistics."""

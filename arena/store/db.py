@@ -65,10 +65,6 @@ PG_READ_ONLY_TRANSACTION = "25006"  # a write in a read-only open (default_trans
 READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
 
-
-
-
-
 def sqlite_path(url: str) -> Path | None:
     """The absolute file of a SQLite URL; None for another database or an in-memory one."""
     u = make_url(url)
@@ -126,8 +122,6 @@ def _prepare_for_writing(path: Path) -> None:
     cause = _read_only_cause(path)
     if cause is not None:
         raise DatabaseReadOnlyError(cause)
-
-
 
 
 def classify(exc: BaseException) -> str | None:
@@ -236,8 +230,6 @@ def _alembic_config(connection: Any) -> Config:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = connection
     return cfg
-
-
 
 
 def _current(conn: Connection) -> str | None:

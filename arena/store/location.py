@@ -49,7 +49,7 @@ def plain_sqlite_path(url: str) -> Path | None:
     prefix = "sqlite:///"
     if not url.startswith(prefix) or "?" in url or "#" in url:
         return None
-    path = unquote(url[len(prefix):])
+    path = unquote(url[len(prefix) :])
     if not path or path == ":memory:":
         return None
     return Path(path).absolute()
@@ -78,9 +78,7 @@ def readonly_uri(path: Path) -> str:
     return uri + "&immutable=1"
 
 
-_REVISION_LINE = re.compile(
-    r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(None|"[^"]*"|'[^']*')""", re.M
-)
+_REVISION_LINE = re.compile(r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(None|"[^"]*"|'[^']*')""", re.M)
 
 
 def bundled_revisions() -> tuple[str, set[str]]:

@@ -446,9 +446,7 @@ def load_replay(db: Database, match_id: int) -> str:
         return text
 
 
-def add_match(
-    db: Database, tournament_id: int | None, seed: int, group: str, version_ids: list[int]
-) -> int:
+def add_match(db: Database, tournament_id: int | None, seed: int, group: str, version_ids: list[int]) -> int:
     """Append one running match with ``version_ids[k]`` in seat k to a tournament whose matches
     are made as they happen (the remote-bot lobby), or to no tournament (``None``: a stand-alone
     ``arena match``); return its id."""

@@ -106,9 +106,7 @@ def create(
     ids = [v.id for v in versions]
     if len(set(ids)) != len(ids):
         same = [ref for ref, i in zip(given, ids, strict=True) if ids.count(i) > 1]
-        raise TournamentConfigError(
-            f"{' and '.join(same)} are the same bot version; name each version once"
-        )
+        raise TournamentConfigError(f"{' and '.join(same)} are the same bot version; name each version once")
     options: dict[str, object] = {}
     if fmt == "knockout":
         options["order"] = _seeding(db, versions) if seeding == "rating" else list(range(len(versions)))

@@ -16,7 +16,6 @@ from arena.store.db import Database
 pytestmark = pytest.mark.timeout(240)
 
 
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, int]]:
     """The web app over a real SQLite database with two stored matches (2 and 3 players, sprint

@@ -34,7 +34,11 @@ def arena_env(home: Path, **extra: str) -> dict[str, str]:
 def run_arena(args: Sequence[str], home: Path, *, timeout: float = 120, **extra: str) -> Run:
     """Run ``arena ARGS`` to the end in ``home`` (also its working directory)."""
     proc = subprocess.run(
-        [str(ARENA), *args], cwd=home, env=arena_env(home, **extra), capture_output=True, text=True,
+        [str(ARENA), *args],
+        cwd=home,
+        env=arena_env(home, **extra),
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
@@ -44,8 +48,13 @@ def interrupt_arena(args: Sequence[str], home: Path, delays: Sequence[float], *,
     """Start ``arena ARGS`` in its own process group and send SIGINT to the whole group after each
     of ``delays`` seconds (counted from the start), as a terminal's Ctrl-C does; wait for the end."""
     proc = subprocess.Popen(
-        [str(ARENA), *args], cwd=home, env=arena_env(home), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [str(ARENA), *args],
+        cwd=home,
+        env=arena_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     start = time.monotonic()
     try:

@@ -16,7 +16,7 @@ from arena.cli.interrupt import EXIT_INTERRUPTED, MESSAGE
 
 from .helpers import Run, interrupt_arena
 
-SLEEPY_BOT = '''
+SLEEPY_BOT = """
 import time
 from arena.sdk import Bot, run
 
@@ -28,7 +28,7 @@ class Sleepy(Bot):
 
 if __name__ == "__main__":
     run(Sleepy())
-'''
+"""
 
 
 def assert_one_line(run: Run) -> None:
@@ -66,7 +66,6 @@ def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
 
 def test_a_second_ctrl_c_during_clean_up_stays_quiet(home: Path, long_match: list[str]) -> None:
     assert_one_line(interrupt_arena(long_match, home, [2.5, 2.52, 2.6]))
-
 
 
 def test_an_error_raised_while_handling_ctrl_c_counts_as_the_interrupt() -> None:
@@ -172,9 +171,7 @@ def test_a_ctrl_c_swallowed_by_a_finalizer_still_ends_the_command(tmp_path: Path
 
     script = tmp_path / "finalizer.py"
     script.write_text(FINALIZER_SCRIPT)
-    done = subprocess.run(
-        [sys.executable, str(script), after], capture_output=True, text=True, timeout=60
-    )
+    done = subprocess.run([sys.executable, str(script), after], capture_output=True, text=True, timeout=60)
     assert done.returncode == EXIT_INTERRUPTED, (done.stdout, done.stderr)
     assert done.stderr.strip() == MESSAGE, done.stderr
     assert "lost" not in done.stdout

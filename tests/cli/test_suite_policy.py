@@ -15,7 +15,7 @@ import pytest
 
 from .helpers import ROOT
 
-SKIPPING = '''
+SKIPPING = """
 import pytest
 
 def test_passes():
@@ -23,14 +23,14 @@ def test_passes():
 
 def test_needs_something_missing():
     pytest.skip("no frobnicator here")
-'''
+"""
 
-PASSING = '''
+PASSING = """
 def test_passes():
     assert True
-'''
+"""
 
-DRAWING = '''
+DRAWING = """
 import json, os
 from hypothesis import given, settings, strategies as st
 
@@ -45,7 +45,7 @@ def test_zz_report():
     with open(os.environ["REPORT"], "w") as f:
         json.dump({"seen": SEEN, "derandomize": d.derandomize, "max_examples": d.max_examples,
                    "deadline": None if d.deadline is None else 1}, f)
-'''
+"""
 
 
 def run_suite(tmp: Path, files: dict[str, str], **env: str) -> subprocess.CompletedProcess[str]:

@@ -156,4 +156,3 @@ def test_a_worker_the_nanny_restarts_is_pinned_and_quiet_again() -> None:
         for name, (_, cores, callbacks) in after.items():
             assert cores == before[name][1] and len(cores) == 1 and cores[0] in allowed, (name, after)
             assert "heartbeat" in callbacks and not set(PROFILER_CALLBACKS) & set(callbacks), callbacks
-

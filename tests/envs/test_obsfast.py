@@ -48,9 +48,7 @@ def test_the_compiled_encoder_is_built_and_used() -> None:
 
 @pytest.mark.parametrize("rules", [STANDARD, SPRINT], ids=["standard", "sprint"])
 @pytest.mark.parametrize("players", [2, 3, 4])
-def test_the_compiled_encoder_gives_the_definitions_vector_on_every_state(
-    players: int, rules: Rules
-) -> None:
+def test_the_compiled_encoder_gives_the_definitions_vector_on_every_state(players: int, rules: Rules) -> None:
     for seed in range(12):
         for state in game_states(players, 7_000 + seed, rules):
             for seat in range(players):
@@ -135,8 +133,25 @@ def test_arena_pure_python_selects_the_python_encoder() -> None:
 
 
 FIELDS = (
-    "players", "phase", "seat", "round", "turn", "throw_no", "dice", "kept", "last", "result",
-    "guard", "towel", "secured", "figure", "towels", "figures", "chips", "pool", "occupied",
+    "players",
+    "phase",
+    "seat",
+    "round",
+    "turn",
+    "throw_no",
+    "dice",
+    "kept",
+    "last",
+    "result",
+    "guard",
+    "towel",
+    "secured",
+    "figure",
+    "towels",
+    "figures",
+    "chips",
+    "pool",
+    "occupied",
     "final_round",
 )
 JUNK = st.one_of(

@@ -102,5 +102,5 @@ def test_node_bundle_is_self_contained(node_bundle: Path) -> None:
     text = node_bundle.read_text()
     assert text.startswith("#!/usr/bin/env node\n")
     assert "ARENA_PROTO_DESCRIPTOR_SET" in text
-    assert "require(\"@grpc" not in text and "require('@grpc" not in text
+    assert 'require("@grpc' not in text and "require('@grpc" not in text
     assert os.access(node_bundle, os.X_OK)

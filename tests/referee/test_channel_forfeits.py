@@ -170,7 +170,12 @@ def test_illegal_action() -> None:
         (lambda t, c, r: c.unexpected("welcome"), "sent a welcome message where an answer was due"),
     ],
     ids=[
-        "bad-text", "id-never-sent", "id-zero", "id-of-another-seat", "garbage-bytes", "empty-message",
+        "bad-text",
+        "id-never-sent",
+        "id-zero",
+        "id-of-another-seat",
+        "garbage-bytes",
+        "empty-message",
         "unexpected-message",
     ],
 )

@@ -6,7 +6,7 @@ connected and idle, the lobby starts its next match against the configured local
 launched by its :class:`~arena.hosting.MatchHost` (sandboxed unless configured otherwise, on the
 wall or the CPU clock); the bot learns of it by the Welcome on its stream.  What it plays next is
 its schedule's answer (the format :class:`~arena.tournament.formats.lobby.RemoteStream`): one
-match at a time, in duplicate sets (the same seed under every seat rotation).  A remote bot whose
+match at a time, in seat-rotation sets, every game with dice of its own.  A remote bot whose
 connection drops may reconnect with its token within the grace period and continue, its clock
 and bank as they were.  Every match is stored like a tournament match (one "lobby" tournament per
 ``serve`` run), with its replay.

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from arena.engine.chance import SEED_LIMIT
+
 from .common import database, fail
 
 app = typer.Typer(
@@ -22,7 +24,12 @@ def run(
         int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(min=0, help=f"the ladder's seed, default 1 ({NEW_ONLY})")
+        int | None,
+        typer.Option(
+            min=0,
+            max=SEED_LIMIT - 1,
+            help=f"the ladder's seed, default random and secret (it tells every throw) ({NEW_ONLY})",
+        ),
     ] = None,
     tables: Annotated[
         str | None,
@@ -68,7 +75,7 @@ def run(
 
     The seed, tables, time control and sandbox are chosen when the ladder is created and kept
     for good (--new starts a new ladder); --max-tables and --stop-after limit this run only."""
-    from arena.ladder.field import find_ladder, stored_differences
+    from arena.ladder.field import GUESSABLE_WARNING, find_ladder, guessable_seed, stored_differences
     from arena.ladder.service import LadderSettings, play_ladder
     from arena.lifecycle import Stopped, StopSignals, exit_status
     from arena.referee.timecontrol import TimeControl
@@ -84,7 +91,7 @@ def run(
         if not sizes or any(not 2 <= k <= 4 for k in sizes):
             raise fail(f"--tables takes player counts of 2, 3 or 4, got {tables!r}", 2)
     settings = LadderSettings(
-        seed=1 if seed is None else seed,
+        seed=seed,
         table_sizes=sizes or (2, 3, 4),
         control=TimeControl(1.0 if move_time is None else move_time, 10.0 if bank is None else bank),
         sandbox=None if no_sandbox else SandboxLimits(),
@@ -117,6 +124,8 @@ def run(
                     "with them (the current one keeps its matches and ratings)",
                     err=True,
                 )
+            if guessable_seed(found.seed):
+                typer.echo(f"warning: {GUESSABLE_WARNING.format(id=found.id)}", err=True)
 
         def on_cluster(_tid: int, _run: object) -> MatchExecutor:
             from arena.serve.executors import ClusterMatches

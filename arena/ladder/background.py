@@ -22,7 +22,7 @@ from arena.lifecycle import thread_stacks
 from arena.store.db import arena_home
 from arena.store.lease import LeaseHeldError
 
-from .field import find_ladder, stored_differences
+from .field import GUESSABLE_WARNING, find_ladder, guessable_seed, stored_differences
 from .service import LadderSettings, LadderStopped, run_ladder
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ class LadderService:
         found = find_ladder(self.ctx.db)
         if found is None or self.settings.new:
             return
+        if guessable_seed(found.seed):
+            self.ctx.log(f"ladder: warning: {GUESSABLE_WARNING.format(id=found.id)}")
         for _what, kept, asked in stored_differences(found, sandboxed=self.settings.sandbox is not None):
             self.ctx.log(
                 f"ladder: tournament {found.id} runs its bots {kept} as it was created, not {asked} "

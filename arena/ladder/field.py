@@ -24,11 +24,13 @@ option removed, and is no longer ``finished``, when it is next run.
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any
 
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from arena.engine.chance import SEED_LIMIT
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
 from arena.store.bots import FILE_PREFIX
@@ -78,10 +80,28 @@ def find_ladder(db: Database) -> Tournament | None:
         ).first()
 
 
+GUESSABLE_SEED = 2**40
+"""A ladder seed below this could be found by a bot (every match seed follows from it, and a
+bot can check a guess against the dice it sees); a random 63-bit seed is not."""
+
+
+GUESSABLE_WARNING = (
+    "the ladder (tournament {id}) has a seed small enough for a bot to find by trying (1 was the "
+    "default of earlier versions), and with it every throw to come; 'arena ladder run --new' "
+    "starts a new ladder with a random secret seed (this one keeps its matches and ratings)"
+)
+
+
+def guessable_seed(seed: int) -> bool:
+    """Whether a bot could find the ladder's ``seed`` by trying (:data:`GUESSABLE_SEED`): the
+    default of earlier versions, 1, for one."""
+    return 0 <= seed < GUESSABLE_SEED
+
+
 def ensure_ladder(
     db: Database,
     *,
-    seed: int = 1,
+    seed: int | None = None,
     table_sizes: tuple[int, ...] = DEFAULT_TABLES,
     control: TimeControl | None = None,
     sandbox: SandboxLimits | None = None,
@@ -90,7 +110,9 @@ def ensure_ladder(
 ) -> Tournament:
     """The ladder tournament, created with these settings when there is none (an existing
     ladder keeps its own: it resumes where it stopped).  ``new`` creates a new one even so (the
-    old one, marked finished, keeps its matches and ratings but is no longer played).
+    old one, marked finished, keeps its matches and ratings but is no longer played).  Without
+    a ``seed`` a new ladder gets a random one, kept secret from the bots: every match seed, and
+    so every throw, follows from it.
 
     ``options`` never stores a per-run option (:data:`RUN_OPTIONS`), and an existing ladder that
     has one stored (an earlier version stored ``max_tables``) has it removed
@@ -111,7 +133,7 @@ def ensure_ladder(
         versions=[],
         table_sizes=list(table_sizes),
         games=1,
-        seed=seed,
+        seed=secrets.randbelow(SEED_LIMIT) if seed is None else seed,
         control=control or TimeControl(1.0, 10.0),
         schedule=[],
         config=config,

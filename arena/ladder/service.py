@@ -72,7 +72,7 @@ class LadderSettings:
     existing one keeps its stored settings, unless ``new`` starts a new ladder) and how far this
     run goes (``inflight``, ``max_tables``: the run's alone, never stored)."""
 
-    seed: int = 1
+    seed: int | None = None  # None: a random secret seed (see arena.ladder.field.ensure_ladder)
     table_sizes: tuple[int, ...] = (2, 3, 4)
     control: TimeControl = field(default_factory=lambda: TimeControl(1.0, 10.0))
     sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)

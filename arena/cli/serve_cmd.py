@@ -53,7 +53,12 @@ def serve(
     move_time: Annotated[float, typer.Option(min=0.001, help="lobby: seconds per decision")] = 1.0,
     bank: Annotated[float, typer.Option(min=0.0, help="lobby: overage bank in seconds")] = 10.0,
     grace: Annotated[
-        float, typer.Option(min=0.0, help="lobby: seconds a dropped remote bot may take to return")
+        float,
+        typer.Option(
+            min=0.0,
+            help="lobby: seconds a dropped remote bot may take to return; also the time away, in "
+            "all per match, not charged to its clock",
+        ),
     ] = 30.0,
     seed: Annotated[
         int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="lobby: seed (default: random)")

@@ -460,8 +460,9 @@ class Match:
     @staticmethod
     async def _next(link: SeatLink, sent: float, wall: float | None) -> Queued | None:
         """The seat's next inbox item, or None at its deadline: ``wall`` seconds after ``sent``,
-        moved by the time its stream was down (time away is not think time)."""
-        deadline = None if wall is None else sent + wall + link.away_between(sent, time.monotonic())
+        moved by the time its stream was down (time away is not think time, up to the match's
+        allowance: :meth:`SeatLink.free_away`)."""
+        deadline = None if wall is None else sent + wall + link.free_away(sent, time.monotonic())
         try:
             if deadline is None or not link.inbox.empty():
                 return await link.inbox.get()
@@ -520,7 +521,7 @@ class Match:
                 return None
         clock.charge(think, cpu)
         link.pending_request = None
-        return Answered(action, think, link.away_between(sent, time.monotonic()), cpu)
+        return Answered(action, think, link.spend_away(sent), cpu)
 
     def _timed_out(self, seat: int, sent: float) -> None:
         """No answer in time: ``timeout``, or ``stalled`` when the seat's process is found stopped
@@ -529,8 +530,11 @@ class Match:
         think = link.think(sent)
         detail = f"no answer after {think:.3f}s ({self.clocks[seat].limit_detail()})"
         away = link.away_between(sent, time.monotonic())
+        free = link.spend_away(sent)
         if away > 0:
-            detail += f"; the {away:.3f}s its connection was down do not count"
+            detail += f"; of the {away:.3f}s its connection was down, {free:.3f}s do not count"
+            if free < away:
+                detail += f" (time away is free up to {link.grace:g}s per match)"
         probed = self._probe(seat)
         if probed is not None and probed[0] is Reason.STALLED:
             self._forfeit(seat, Reason.STALLED, f"{probed[1]}: {detail}", used=think)

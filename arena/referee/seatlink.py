@@ -56,6 +56,7 @@ class SeatLink:
     ids_sent: set[int] = field(default_factory=set)  # every request id sent to this seat (match-wide ids)
     # (dropped, back) monotonic times of the outages since the current request was sent
     outages: list[tuple[float, float]] = field(default_factory=list)
+    away_spent: float = 0.0  # seconds of time away already not charged, in decisions of this match
     setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
     readies: int = 0
@@ -156,8 +157,21 @@ class SeatLink:
             spans.append((self.away_since, end))
         return sum(max(0.0, min(end, back) - max(start, dropped)) for dropped, back in spans)
 
+    def free_away(self, start: float, end: float) -> float:
+        """Seconds within [``start``, ``end``] the seat was away that are not charged: time
+        away during decisions is free up to :attr:`grace` seconds in all per match (what a
+        network failure may fairly cost); beyond that it is think time (a bot that drops and
+        comes back on purpose gains at most that much)."""
+        return min(self.away_between(start, end), max(0.0, self.grace - self.away_spent))
+
+    def spend_away(self, sent: float) -> float:
+        """The decision asked at ``sent`` is over: its free time away is used up; returned."""
+        free = self.free_away(sent, time.monotonic())
+        self.away_spent += free
+        return free
+
     def think(self, sent: float) -> float:
         """Seconds the seat has been thinking since ``sent``: time its stream was down is not
-        think time."""
+        think time, up to the match's allowance (:meth:`free_away`)."""
         now = time.monotonic()
-        return max(0.0, now - sent - self.away_between(sent, now))
+        return max(0.0, now - sent - self.free_away(sent, now))

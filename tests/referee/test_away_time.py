@@ -63,6 +63,34 @@ def test_time_away_is_recorded_apart_and_not_charged() -> None:
     assert think_s[1] < AWAY
 
 
+def test_time_away_is_free_only_up_to_the_grace_per_match() -> None:
+    """A bot that drops its stream at every decision and comes back within the grace (to think
+    while "away") got unlimited time: an outside review's bot took 20 s per decision on a 1 s +
+    3 s clock.  Time away during decisions is now free up to the grace in all per match; beyond
+    that it is think time, and this bot loses on time."""
+    control = TimeControl(move_time=0.5, bank=1.0)
+    grace = 3.0
+    dropped: set[int] = set()
+
+    async def dropper(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        if request.request_id not in dropped:  # every request: drop, come back 1.2 s later, answer
+            dropped.add(request.request_id)
+            channel.close(detail="connection reset (test)")
+            asyncio.get_running_loop().call_later(1.2, table.reconnect, 1)
+            return
+        channel.answer(request.request_id, greedy_text(request))
+
+    result = asyncio.run(FakeTable(seed=5, control=control, grace=grace).play([greedy, dropper]))
+    (forfeit,) = result.forfeits
+    assert forfeit.seat == 1 and str(forfeit.reason) == "timeout", forfeit
+    assert "do not count (time away is free up to 3s per match)" in forfeit.detail, forfeit.detail
+    # two free outages (2.4 s), then 0.6 s of the third and all of the next ones are charged:
+    # 0.5 s per decision + 1 s of bank run out at the fifth (the fourth on a slow machine)
+    assert 4 <= len(dropped) <= 5, dropped
+    free = [line["away_ms"] for line in decisions_with_away(result.replay)]
+    assert sum(free) <= grace * 1000 + 1, free
+
+
 # ---------------------------------------------------------------------- a real remote bot
 
 

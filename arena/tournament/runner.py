@@ -300,6 +300,19 @@ def _abort(executor: MatchExecutor) -> None:
         executor.close()
 
 
+def _next_free_seed(queue: Sequence[MatchTask], playing: Sequence[MatchTask]) -> int | None:
+    """The index of the next match of ``queue`` (taken from its end) whose seed no match in
+    ``playing`` has, or None.  Two seatings of one seed share their dice, and bots of the same
+    program in both could pass the throws from one to the other while both run (a covert
+    channel through the machine's load was shown to work between sandboxes): a seed is played
+    by one match at a time."""
+    busy = {t.seed for t in playing}
+    for k in range(len(queue) - 1, -1, -1):
+        if queue[k].seed not in busy:
+            return k
+    return None
+
+
 def coordinate(
     db: Database,
     tournament_id: int,
@@ -316,6 +329,9 @@ def coordinate(
 ) -> None:
     """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
     (``puller`` and ``recorder`` replace :func:`pull_tasks` and :func:`record`: the ladder's.)
+
+    No two matches of one seed are in play at once (:func:`_next_free_seed`): the next match
+    handed out is the first queued one whose seed is free.
 
     The results that one wait on the executor returns are written together, in one transaction
     (``batch_recorder``; :func:`record_batch` by default, one ``recorder`` call per result when
@@ -391,7 +407,10 @@ def coordinate(
                 while queue and not broken and len(pending) + len(handing) < executor.slots():
                     if stop_after is not None and played + len(pending) + len(handing) >= stop_after:
                         break
-                    handing.append(queue.pop())
+                    k = _next_free_seed(queue, [*pending.values(), *handing])
+                    if k is None:  # every queued match waits for its seed's match in play
+                        break
+                    handing.append(queue.pop(k))
                 if handing:
                     mark_running(db, [task.match_id for task in handing])
                     for task in handing:

@@ -36,6 +36,7 @@ from arena.store.tournaments import (
 )
 from arena.tournament.runner import coordinate, open_run
 from arena.tournament.service import create
+from arena.tournament.task import MatchTask
 from store.helpers import match_rows, status_counts_plain
 
 HERE = Path(__file__).resolve().parent
@@ -62,17 +63,16 @@ def _tournament(db: Database, games: int) -> int:
 
 
 class InstantExecutor:
-    """Every match answered at once from RESULTS, ``inflight`` at a time."""
+    """Every match answered at once from RESULTS (by its match id), ``inflight`` at a time."""
 
     def __init__(self, inflight: int) -> None:
-        self.inflight, self.n = inflight, 0
+        self.inflight = inflight
 
     def slots(self) -> int:
         return self.inflight
 
-    def submit(self, task: object) -> Hashable:
-        self.n += 1
-        return self.n
+    def submit(self, task: MatchTask) -> Hashable:
+        return task.match_id
 
     def wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Any]]:
         return [(h, RESULTS[int(str(h)) % len(RESULTS)]) for h in handles]
@@ -85,11 +85,12 @@ class InstantExecutor:
 
 
 def test_results_of_one_wait_are_one_transaction(db: Database) -> None:
-    """16 matches, all in flight at once: a handful of commits, not two per match; every match
-    stored exactly as one-at-a-time writes store it (seats, replay)."""
-    tid = _tournament(db, 4)  # 4 seeds x 4 rotations
+    """64 matches, 16 in flight at once (one per seed: the seatings of a seed are played one
+    after another): a handful of commits, not two per match; every match stored exactly as
+    one-at-a-time writes store it (seats, replay)."""
+    tid = _tournament(db, 16)  # 16 seeds x 4 rotations
     tasks = open_run(db, tid)
-    assert len(tasks) == 16
+    assert len(tasks) == 64
     commits: list[int] = []
 
     def count(conn: object) -> None:
@@ -101,10 +102,10 @@ def test_results_of_one_wait_are_one_transaction(db: Database) -> None:
     finally:
         event.remove(db.engine, "commit", count)
     rows = match_rows(db, tid)
-    assert [r["status"] for r in rows] == ["finished"] * 16
-    assert len(commits) < 8, f"{len(commits)} commits for 16 results: not batched"
-    for k, r in enumerate(rows):
-        result = RESULTS[(k + 1) % len(RESULTS)]
+    assert [r["status"] for r in rows] == ["finished"] * 64
+    assert len(commits) < 16, f"{len(commits)} commits for 64 results: not batched"
+    for r in rows:
+        result = RESULTS[int(r["id"]) % len(RESULTS)]
         assert r["replays"] == 1
         assert load_replay(db, int(r["id"])) == result.replay
         assert list(r["placings"]) == [s.placing for s in result.seats]

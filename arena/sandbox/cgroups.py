@@ -1,6 +1,7 @@
-"""Per-bot cgroups: a process limit, a memory limit and exact CPU accounting for a whole tree.
+"""Per-bot cgroups: a process limit, a memory limit, exact CPU accounting for a whole tree, and
+a CPU share per bot (the scheduler shares the CPU between bots, not between their processes).
 
-Works with the cgroup v1 controllers (``pids``, ``memory``, ``cpuacct``) and with cgroup v2.  A
+Works with the cgroup v1 controllers (``pids``, ``memory``, ``cpuacct``, ``cpu``) and with cgroup v2.  A
 cgroup is created below the one this process is in, named after this process; empty ones that
 a dead arena process left behind (a worker killed mid-match) are removed when the next is made.
 Where the kernel or the container does not let us create cgroups, :meth:`BotCgroup.create`
@@ -82,7 +83,10 @@ class BotCgroup:
         here."""
         name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         own = _own_paths()
-        v1 = [c for c in ("pids", "memory", "cpuacct") if (ROOT / c).is_dir() and c in own]
+        # "cpu" only groups: every bot its own group of equal weight, so the scheduler shares the
+        # CPU between bots, not between their processes (a bot of 40 spinning processes, each its
+        # own session, starved its opponent into timeouts even on the CPU clock)
+        v1 = [c for c in ("pids", "memory", "cpuacct", "cpu") if (ROOT / c).is_dir() and c in own]
         dirs: dict[str, Path] = {}
         try:
             if v1:
@@ -97,8 +101,12 @@ class BotCgroup:
                     (dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
                 return cls(dirs, v2=False)
             if (ROOT / "cgroup.controllers").exists() and "" in own:
-                _sweep(ROOT / own[""].lstrip("/"))
-                d = ROOT / own[""].lstrip("/") / name
+                parent = ROOT / own[""].lstrip("/")
+                _sweep(parent)
+                with contextlib.suppress(OSError):  # the bots' CPU shared per bot (see above)
+                    if "cpu" not in (parent / "cgroup.subtree_control").read_text().split():
+                        (parent / "cgroup.subtree_control").write_text("+cpu")
+                d = parent / name
                 d.mkdir()
                 dirs[""] = d
                 if processes is not None:

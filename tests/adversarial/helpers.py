@@ -170,7 +170,7 @@ def cgroup_dirs_made_by(pids: Iterable[int]) -> list[Path]:
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
         for c in controllers.split(",") if controllers else [""]:
-            if c not in ("pids", "memory", "cpuacct", ""):
+            if c not in ("pids", "memory", "cpuacct", "cpu", ""):
                 continue
             parent = (
                 cgroups_module.ROOT / c / path.lstrip("/") if c else cgroups_module.ROOT / path.lstrip("/")

@@ -18,7 +18,27 @@ import pytest
 
 from .helpers import FAULTY, cgroups_available
 
-pytestmark = pytest.mark.skipif(cgroups_available() is not None, reason=str(cgroups_available()))
+
+def _cpu_groups() -> str | None:
+    """Why bots cannot have CPU groups here (None: they can)."""
+    from arena.sandbox.cgroups import BotCgroup
+
+    group = BotCgroup.create(None, None)
+    if group is None:
+        return "no per-bot cgroups here"
+    try:
+        if group.v2:
+            controllers = (next(iter(group.dirs.values())).parent / "cgroup.subtree_control").read_text()
+            return None if "cpu" in controllers.split() else "the cgroup v2 cpu controller is not delegated"
+        return None if "cpu" in group.dirs else "no cgroup v1 cpu controller"
+    finally:
+        group.remove()
+
+
+pytestmark = [
+    pytest.mark.skipif(cgroups_available() is not None, reason=str(cgroups_available())),
+    pytest.mark.skipif(_cpu_groups() is not None, reason=str(_cpu_groups())),
+]
 
 ARENA = Path(sys.executable).parent / "arena"
 

@@ -99,6 +99,13 @@ def run(
         new=new,
     )
 
+    def idle() -> None:
+        typer.echo(
+            "ladder: waiting for a table: fewer than 2 active bots ('arena bots add NAME FILE', or "
+            "uploads on 'arena serve', add more; Ctrl-C stops)",
+            err=True,
+        )
+
     def progress(p: Progress) -> None:
         if p.last is not None and p.task is not None:
             names = ", ".join(
@@ -137,7 +144,7 @@ def run(
             with StopSignals():
                 done = play_ladder(
                     db, settings, jobs=jobs, progress=progress, stop_after=stop_after,
-                    executor=on_cluster if cluster else None,
+                    executor=on_cluster if cluster else None, on_idle=idle,
                 )  # fmt: skip
         except Stopped as stop:
             raise fail(

@@ -103,21 +103,30 @@ class RunLimitReached(RunOver):
 
 
 def idle_puller(
-    stop: threading.Event | None = None, *, max_tables: int | None = None, inflight: int | None = None
+    stop: threading.Event | None = None,
+    *,
+    max_tables: int | None = None,
+    inflight: int | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> Callable[[Database, int], list[MatchTask] | None]:
     """:func:`pull_ladder` (with the run's ``max_tables``, in all, and ``inflight``), but while
     the ladder has nothing to play and nothing in flight, wait (a stop signal raises
     :class:`arena.lifecycle.Stopped`, ``stop`` :class:`LadderStopped`).  When ``max_tables`` is
     reached and nothing is left open it raises :class:`RunLimitReached` (rather than saying the
-    format is finished, which would mark the ladder finished for good); it never returns None."""
+    format is finished, which would mark the ladder finished for good); it never returns None.
+    ``on_idle`` is called each time it starts waiting (to say so)."""
 
     def puller(db: Database, tournament_id: int) -> list[MatchTask]:
+        idle = False
         while True:
             tasks = pull_ladder(db, tournament_id, max_tables=max_tables, inflight=inflight)
             if tasks is None:  # only with max_tables: without it the ladder format never finishes
                 raise RunLimitReached(f"{max_tables} tables handed out")
             if tasks or _something_open(db, tournament_id):
                 return tasks
+            if not idle and on_idle is not None:
+                on_idle()
+            idle = True
             signum = lifecycle.stop_requested()
             if signum is not None:
                 raise lifecycle.Stopped(signum)
@@ -209,6 +218,7 @@ def play_ladder(
     refit_every: float = REFIT_EVERY,
     wait: bool = False,
     stop: threading.Event | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> LadderRun:
     """Run the ladder (created with ``settings`` when there is none, or when ``settings.new``)
     until stopped; say how the run ended.  ``executor(tournament_id, run)`` makes the executor
@@ -216,7 +226,8 @@ def play_ladder(
     matches; ``settings.max_tables`` ends it once it has handed out that many new tables and
     finished them (with the matches an earlier run left open).  Either way the run ends as a
     finished tournament's does: what is in flight is recorded and the workers are closed.
-    Setting ``stop`` ends it with :class:`LadderStopped` and a stop signal with
+    ``on_idle`` is called whenever the ladder starts waiting for active bots.  Setting
+    ``stop`` ends it with :class:`LadderStopped` and a stop signal with
     :class:`arena.lifecycle.Stopped` (the workers are aborted, matches in flight abandoned: they
     are played again by the next run).  No limit is stored: the next run goes on from where this
     one ended."""
@@ -252,8 +263,8 @@ def play_ladder(
                 coordinate(
                     db, tid, tasks, made, progress=progress, stop_after=stop_after,
                     hint=f"Check the bot logs in {log_dir}. ", guard=guard,
-                    puller=idle_puller(stop, max_tables=limit, inflight=inflight), recorder=record_rated,
-                    batch_recorder=record_rated_batch,
+                    puller=idle_puller(stop, max_tables=limit, inflight=inflight, on_idle=on_idle),
+                    recorder=record_rated, batch_recorder=record_rated_batch,
                 )  # fmt: skip
             except RunLimitReached:  # raised after its tables were recorded and the workers closed
                 ended = "max_tables"

@@ -281,3 +281,35 @@ def test_a_new_ladder_gets_a_secret_seed_and_a_guessable_one_is_warned_of(
     fresh = run_cli(arena_home, sqlite_url, "ladder", "run", "--jobs", "1", "--no-sandbox", "--new",
                     "--stop-after", "1")  # fmt: skip
     assert "small enough" not in fresh.stderr, fresh.stderr
+
+
+def test_a_ladder_with_one_bot_says_it_waits(sqlite_url: str, arena_home: Path) -> None:
+    """A ladder with fewer than 2 active bots waits for more; it used to wait in silence (a
+    reviewer took it for hung).  It says so once, and Ctrl-C stops it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    db = Database(sqlite_url)
+    add_bot(db, "greedy", sample("greedy"))
+    db.close()
+    env = {**os.environ, "ARENA_HOME": str(arena_home), "ARENA_DATABASE_URL": sqlite_url}
+    arena = str(Path(sys.executable).parent / "arena")
+    proc = subprocess.Popen([arena, "ladder", "run", "--jobs", "1", "--no-sandbox"], env=env,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    watchdog = threading.Timer(60, proc.send_signal, (signal.SIGINT,))  # silent for 60 s: stop it
+    watchdog.start()
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()  # blocks until the run says something
+        assert first.startswith("ladder: waiting for a table: fewer than 2 active bots"), first
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(60) != 0 and "waiting" not in rest, rest  # said once
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

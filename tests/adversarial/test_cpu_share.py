@@ -53,5 +53,6 @@ def test_a_crowd_of_spinners_does_not_make_its_opponent_time_out(tmp_path: Path)
             env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         out = " ".join((run.stdout + run.stderr).split())
-        assert run.returncode == 0, out
-        assert "forfeit" not in out, out
+        assert run.returncode in (0, 3), out  # 3: a bot forfeited (the crowd may: its spinners'
+        # CPU during its own decisions is its own, and on a loaded machine they stop late)
+        assert "(thinker_bot) forfeited" not in out and "thinker_bot forfeited" not in out, out

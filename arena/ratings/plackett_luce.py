@@ -390,6 +390,11 @@ def _centred(theta: npt.NDArray[np.float64], anchor: int | None) -> npt.NDArray[
     return theta - centre
 
 
+def _canonical_key(game: GameResult) -> tuple[str, str, tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
+    """A total order on games that does not depend on the order they were given in."""
+    return (game.group, game.game_id, game.players, game.placings, game.scores)
+
+
 def fit_plackett_luce(
     results: Sequence[GameResult],
     *,
@@ -403,7 +408,7 @@ def fit_plackett_luce(
     """Fit bot log-strengths and seat advantages to all games, with bootstrap intervals.
 
     Args:
-        results: the games (order does not matter).
+        results: the games; their order changes nothing, the intervals included.
         ridge: strength of the ridge on all parameters (see module docstring); must be > 0.
         anchor: bot whose log-strength is fixed at 0 (rating 1500); default: the mean bot.
         seat_effects: estimate per-seat advantages (default) or assume seats are equal.
@@ -424,6 +429,10 @@ def fit_plackett_luce(
     games = check_results(results)
     if not games:
         raise RatingInputError("cannot fit a Plackett-Luce model to an empty result list")
+    # the fit is a sum over games, so order cannot matter to it; the bootstrap's draws are made
+    # per group in order of appearance, so the games are put in one canonical order first: the
+    # same games in any order give the same intervals, to the last digit
+    games = tuple(sorted(games, key=_canonical_key))
     if not (isinstance(ridge, int | float) and math.isfinite(ridge) and ridge > 0):
         raise RatingInputError(f"ridge must be a positive finite number, got {ridge!r}")
     check_level(level)

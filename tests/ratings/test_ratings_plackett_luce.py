@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from itertools import permutations, product
 
 import numpy as np
@@ -271,3 +272,22 @@ def test_fit_is_invariant_to_game_order(games: list[GameResult]) -> None:
     backward = fit_plackett_luce(list(reversed(games)), n_resamples=0)
     for bot, est in forward.log_strength.items():
         assert backward.log_strength[bot].value == pytest.approx(est.value, abs=1e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(small_tournaments(), st.randoms(use_true_random=False), st.integers(min_value=0, max_value=3))
+def test_intervals_are_invariant_to_game_order(
+    games: list[GameResult], shuffler: random.Random, n_groups: int
+) -> None:
+    """The contract says order does not matter: the bootstrap bounds too, to the last digit (the
+    store rates one tournament in schedule order and all matches in finishing order)."""
+    grouped = [
+        GameResult(g.players, g.placings, g.scores, g.game_id, f"seed{i % n_groups}" if n_groups else "")
+        for i, g in enumerate(games)
+    ]
+    shuffled = list(grouped)
+    shuffler.shuffle(shuffled)
+    one = fit_plackett_luce(grouped, n_resamples=20)
+    other = fit_plackett_luce(shuffled, n_resamples=20)
+    assert one.ratings == other.ratings
+    assert one.seat_advantage == other.seat_advantage

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import math
 import random
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -155,10 +156,24 @@ def main(argv: list[str] | None = None) -> int:
     played = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     # soft_wrap: a long path stays on one line, whole, however narrow the terminal (to copy it)
     console.print(f"Matches: {played}. Database: {db.url}", markup=False, highlight=False, soft_wrap=True)
-    replays = f"Replays ({n}): {folder.resolve()}/  (check one: arena engine verify <file>)"
+    replays = f"Replays ({n}): {folder.resolve()}/  (check one: {arena_command()} engine verify <file>)"
     console.print(replays, soft_wrap=True)
     db.close()
     return 0
+
+
+def arena_command() -> str:
+    """How to call ``arena`` from this shell: ``arena`` when that is on PATH and is this
+    installation's, else this installation's script (``.venv/bin/arena`` when it lies under the
+    working directory, else its absolute path): ``./dev demo`` runs without an activated venv."""
+    script = Path(sys.executable).parent / "arena"
+    found = shutil.which("arena")
+    if found is not None and Path(found).resolve() == script.resolve():
+        return "arena"
+    try:
+        return str(script.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(script.absolute())
 
 
 if __name__ == "__main__":

@@ -74,6 +74,10 @@ def add(
         return
     if path is None:
         raise typer.BadParameter("give the bot's PATH (or --remote for a bot that connects in)")
+    if not path.exists():  # a path on the command line that names nothing: usage, as in 'arena match'
+        raise fail(
+            f"{path}: no such file ({path.resolve()}); give the path of the bot's script or executable", 2
+        )
     try:
         if not NAME_RE.match(name):
             raise BotRegistryError(

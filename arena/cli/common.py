@@ -50,10 +50,21 @@ def _not_found(exc: Exception) -> bool:
     return isinstance(exc, FilterError) and str(exc).startswith("no bot ")
 
 
+DAMAGED_ADVICE = (
+    "; 'arena db check' checks every stored replay and says how to restore a backup "
+    "(the other matches are unaffected)"
+)
+"""What to do about a damaged stored replay, appended to the message that says what is wrong."""
+
+
 def explain(exc: Exception, where: str | None = None) -> str:
     """The message for an expected error; a "not found" one says which database was searched
-    (and, when no environment variable chose it, how it was chosen)."""
+    (and, when no environment variable chose it, how it was chosen), a damaged replay what to do."""
+    from arena.store.tournaments import CorruptReplayError
+
     message = str(exc)
+    if isinstance(exc, CorruptReplayError):
+        message += DAMAGED_ADVICE
     if where is not None and _not_found(exc):
         by_env = os.environ.get("ARENA_DATABASE_URL") or os.environ.get("ARENA_HOME")
         chosen = "" if by_env else f"; {how_chosen()}"

@@ -82,7 +82,7 @@ def _load(path: Path) -> Replay:
         raise typer.Exit(2) from None
     except UnicodeDecodeError:
         typer.echo(f"error: {path} is not UTF-8 text; is it a game record?", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(1) from None  # bad data, as for any other damaged record
     try:
         return replay(text)
     except ReplayError as exc:

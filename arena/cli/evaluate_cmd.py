@@ -135,7 +135,16 @@ class _ProgressLine(StatusLine):
 
 
 def _elo(x: float) -> str:
-    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+    return _signed(x, 0) if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def _signed(x: float, digits: int) -> str:
+    """``x`` with its sign and ``digits`` decimals; what rounds to zero is ``+0`` (never ``-0``).
+
+    >>> _signed(-0.3, 0), _signed(-0.0, 2), _signed(-0.004, 2), _signed(-1.5, 1)
+    ('+0', '+0.00', '+0.00', '-1.5')
+    """
+    return f"{round(x, digits) + 0.0:+.{digits}f}"
 
 
 def report_table(report: EvaluationReport) -> Table:
@@ -153,8 +162,8 @@ def report_table(report: EvaluationReport) -> Table:
     table.add_row("Elo difference", _elo(s.elo.estimate), f"[{_elo(s.elo.low)}, {_elo(s.elo.high)}]")
     table.add_row(
         "score difference (cand - mean base)",
-        f"{s.score_difference.estimate:+.2f}",
-        f"[{s.score_difference.low:+.2f}, {s.score_difference.high:+.2f}]",
+        _signed(s.score_difference.estimate, 2),
+        f"[{_signed(s.score_difference.low, 2)}, {_signed(s.score_difference.high, 2)}]",
     )
     table.add_row("groups / games / pairings", f"{s.groups} / {s.games} / {s.pairings}", "")
     table.add_row("candidate alone first / shared first", f"{s.wins} / {s.draws}", "")

@@ -3,7 +3,8 @@
 :func:`run_fullscreen` puts the terminal in cbreak mode and the alternate screen, shows
 ``screen()``, and redraws after every key, every timer tick and every resize (SIGWINCH).  When the
 terminal is smaller than the screen needs (narrower than ``min_width``, or fewer lines than the
-screen has at that width) it shows a short notice with both sizes instead, until it is enlarged.
+screen has at that width, or than ``min_lines`` says the session needs) it shows a short notice
+with both sizes instead, until it is enlarged.
 Ctrl-C still interrupts (cbreak keeps signals); the terminal is restored whatever happens.
 """
 
@@ -34,10 +35,23 @@ def read_key(fd: int) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def too_small(console: Console, screen: Text, min_width: int) -> Text | None:
-    """The notice to show instead of ``screen`` when the terminal cannot hold it, else None."""
+def lines_of(console: Console, screen: Text, width: int) -> int:
+    """How many lines ``screen`` takes on ``console`` at ``width`` columns (long lines wrap)."""
+    return len(console.render_lines(screen, console.options.update_width(width), pad=False))
+
+
+def too_small(
+    console: Console, screen: Text, min_width: int, min_lines: Callable[[int], int] | None = None
+) -> Text | None:
+    """The notice to show instead of ``screen`` when the terminal cannot hold it, else None.
+
+    ``min_lines(width)``, when given, is the lines the whole session needs at that width (e.g.
+    its tallest screen), so the size asked for does not change from one screen to the next."""
     width, height = console.size
-    lines = len(console.render_lines(screen, console.options.update_width(max(width, min_width)), pad=False))
+    at = max(width, min_width)
+    lines = lines_of(console, screen, at)
+    if min_lines is not None:
+        lines = max(lines, min_lines(at))
     if width >= min_width and height >= lines:
         return None
     return Text(
@@ -55,10 +69,12 @@ def run_fullscreen(
     timeout: Callable[[], float | None],
     on_timeout: Callable[[], None],
     min_width: int,
+    min_lines: Callable[[int], int] | None = None,
     console: Console | None = None,
 ) -> None:
     """Run until ``on_key`` returns False.  ``timeout()`` is how long to wait for a key (None:
-    forever); when it passes, ``on_timeout()`` runs.  ``screen()`` is drawn after each event."""
+    forever); when it passes, ``on_timeout()`` runs.  ``screen()`` is drawn after each event;
+    ``min_lines`` as in :func:`too_small`."""
     console = console or Console()
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
@@ -72,7 +88,7 @@ def run_fullscreen(
 
     def draw() -> Text:
         shown = screen()
-        return too_small(console, shown, min_width) or shown
+        return too_small(console, shown, min_width, min_lines) or shown
 
     previous = signal.signal(signal.SIGWINCH, resized)
     try:

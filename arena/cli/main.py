@@ -9,6 +9,7 @@ handling (one line, exit 130; see :mod:`arena.cli.interrupt`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .interrupt import (
@@ -61,8 +62,38 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
 _app: typer.Typer | None = None
 
 
-def _root() -> None:
-    """The top-level group's callback: nothing to do before the subcommand runs."""
+def _print_version(value: bool) -> None:
+    """``--version``: the installed package's version and the rules versions its engine plays."""
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    import typer
+
+    from arena.engine.variants import DEFAULT, RELEASED
+
+    try:
+        installed = version("pool-arena")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        installed = "(not installed)"
+    others = ", ".join(f"{v!r} ({r.variant})" for v, r in RELEASED.items() if v != DEFAULT.version)
+    typer.echo(f"arena {installed}; rules version {DEFAULT.version!r} ({DEFAULT.variant}), also {others}")
+    raise typer.Exit(0)
+
+
+def _root_callback() -> Callable[..., None]:
+    """The top-level group's callback: nothing to do before the subcommand runs; ``--version``
+    prints and exits (built here: typer is imported only once :func:`main` runs)."""
+    import typer
+
+    def root(
+        version: bool = typer.Option(
+            False, "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
+    ) -> None:
+        """The top-level group: the subcommand does the work."""
+
+    return root
 
 
 def build_app() -> typer.Typer:
@@ -76,7 +107,7 @@ def build_app() -> typer.Typer:
         specs = {name: LazyCommand(name, target, text) for name, target, text in SUBCOMMANDS}
         _app = typer.Typer(
             cls=lazy_group(specs),
-            callback=_root,  # a callback makes Typer build a group even with no eager commands
+            callback=_root_callback(),  # a callback makes Typer build a group even with no eager commands
             help=HELP,
             no_args_is_help=True,
             pretty_exceptions_enable=False,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -39,7 +40,7 @@ from arena.web.replays import (
     verify_text,
 )
 
-from .common import database, fail, refuse_path
+from .common import DAMAGED_ADVICE, database, fail, refuse_path
 
 app = typer.Typer(help="List, show, export and verify the replays of stored matches.", no_args_is_help=True)
 
@@ -143,7 +144,42 @@ def _load(match_id: int) -> tuple[Replay, str]:
     try:
         return replay(text), text
     except ReplayError as exc:
-        raise fail(f"the replay of match {match_id} does not replay: {describe_replay_error(exc)}") from None
+        raise fail(
+            f"the replay of match {match_id} does not replay: {describe_replay_error(exc)}{DAMAGED_ADVICE}"
+        ) from None
+
+
+TargetArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID|FILE", help="a match id (see 'arena replays list') or a game record file (.jsonl)"
+    ),
+]
+
+
+def _load_target(target: str) -> tuple[Replay, str, int | None]:
+    """The replay a command-line target names, a label for it ("match 5" or the file's name) and
+    its match id (None for a file).  Digits name a match unless a file of that name exists (as
+    ``verify`` reads them); anything else is a file: unreadable or not a game record is exit 1."""
+    if target.isdigit() and not Path(target).exists():
+        match_id = int(target)
+        rep, _text = _load(match_id)
+        return rep, f"match {match_id}", match_id
+    path = Path(target)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise fail(
+            f"{target!r} is neither a match id nor a readable file ({exc.strerror}); "
+            "see 'arena replays list' for the ids",
+            2,
+        ) from None
+    except UnicodeDecodeError:
+        raise fail(f"{path} is not UTF-8 text; is it a game record?") from None
+    try:
+        return replay(text), path.name, None
+    except ReplayError as exc:
+        raise fail(f"{path} does not replay: {describe_replay_error(exc)}") from None
 
 
 def _event_line(k: int, event: dict[str, Any], names: list[str]) -> str:
@@ -174,15 +210,16 @@ def _names(rep: Replay) -> list[str]:
 
 @app.command()
 def show(
-    match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id (see 'arena replays list')")],
+    target: TargetArg,
     step: Annotated[int | None, typer.Option(help="only the board after event N (0 = the start)")] = None,
     brief: Annotated[
         bool, typer.Option(help="boards only after lounger actions and turn ends, not after every step")
     ] = False,
     color: Annotated[bool | None, typer.Option(help="ANSI colours (default: when a terminal)")] = None,
 ) -> None:
-    """Show a match's replay: every event with the board after it, or one step with --step."""
-    rep, _text = _load(match_id)
+    """Show a match's replay (or a game record file's): every event with the board after it, or one
+    step with --step."""
+    rep, label, _match = _load_target(target)
     names = _names(rep)
     use_color = sys.stdout.isatty() if color is None else color
 
@@ -195,10 +232,10 @@ def show(
         if not 0 <= step <= n:
             raise fail(f"--step must be 0..{n} (this replay has {n} events)", 2)
         what = "the start" if step == 0 else _event_line(step, rep.events[step - 1], names)
-        out(f"match {match_id} ({seats}), step {step} of {n}: after {what}")
+        out(f"{label} ({seats}), step {step} of {n}: after {what}")
         out(render(rep.states[step], color=use_color))
         return
-    out(f"match {match_id} ({seats}): {n} events")
+    out(f"{label} ({seats}): {n} events")
     out(render(rep.states[0], color=use_color))
     for k, event in enumerate(rep.events, start=1):
         out(_event_line(k, event, names))
@@ -237,7 +274,7 @@ def _export_format(fmt: str | None, out: Path | None) -> str:
 
 @app.command()
 def export(
-    match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id")],
+    target: Annotated[str, typer.Argument(metavar="ID", help="a match id (see 'arena replays list')")],
     fmt: Annotated[
         str | None,
         typer.Option(
@@ -256,6 +293,13 @@ def export(
 
     An unknown match is refused (exit 1) before --out is looked at, so nothing is created for
     it; an --out path that cannot be written is refused (exit 2) before anything is written."""
+    if not target.isdigit():
+        raise fail(
+            f"{target!r} is not a match id: export takes the id of a stored match (see 'arena replays "
+            "list'); a game record file is already the jsonl export ('arena replays show FILE' shows it)",
+            2,
+        )
+    match_id = int(target)
     fmt = _export_format(fmt, out)
     with database(readonly=True) as db:
         if fmt == "jsonl":
@@ -264,7 +308,7 @@ def export(
             try:
                 _m, view = load_view(db, match_id)
             except DamagedReplayError as exc:
-                raise fail(str(exc)) from None
+                raise fail(f"{exc}{DAMAGED_ADVICE}") from None
             if fmt == "json":
                 content = json.dumps(view, separators=(",", ":"), ensure_ascii=False) + "\n"
             else:
@@ -337,7 +381,7 @@ def verify(
 
 @app.command("analyse")
 def analyse(
-    match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id (see 'arena replays list')")],
+    target: TargetArg,
     as_json: Annotated[bool, typer.Option("--json", help="the analysis as JSON on standard output")] = False,
     min_loss: Annotated[
         float, typer.Option(min=0.0, help="list only decisions that lost at least this many points")
@@ -361,13 +405,14 @@ def analyse(
         raise typer.BadParameter(str(exc), param_hint="--evaluator") from None
     except WeightsError as exc:
         raise fail(str(exc)) from None
-    rep, _text = _load(match_id)
+    rep, what, match_id = _load_target(target)
     result = run_analysis(rep, decide, label, match=match_id, seating=_names(rep), skip_phases=skip)
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
         return
     console = make_console()
-    table = Table(title=f"Match {match_id}: every decision, valued by {result.evaluator}")
+    title = what if match_id is None else f"Match {match_id}"
+    table = Table(title=f"{title}: every decision, valued by {result.evaluator}")
     for name, justify in (("step", "right"), ("turn", "right"), ("seat", "left"), ("phase", "left"),
                           ("chosen", "left"), ("value", "right"), ("best", "left"), ("value ", "right"),
                           ("loss", "right")):  # fmt: skip
@@ -431,6 +476,7 @@ class Navigator:
         self.playing = False
         self.speed = 2  # index into SPEEDS
         self.legend = False  # the board's legend under it ("?")
+        self._tallest: dict[tuple[int, bool], int] = {}  # (width, legend) -> lines (see tallest)
 
     @property
     def last(self) -> int:
@@ -475,6 +521,25 @@ class Navigator:
             self.legend = not self.legend
         return True
 
+    def tallest(self, console: Console, names: list[str], title: str, width: int) -> int:
+        """The lines the tallest screen of this replay takes at ``width`` (with the legend as it is
+        now), so the viewer asks for one size, not one per step.  Every step is measured once per
+        width and legend (about 1 ms a step: 0.2 s for a 250-step game) and cached."""
+        from .fullscreen import lines_of
+
+        key = (width, self.legend)
+        if key not in self._tallest:
+            saved, playing = self.step, self.playing
+            try:
+                needed = 0
+                for k in range(self.last + 1):
+                    self.step = k
+                    needed = max(needed, lines_of(console, self.screen(names, title), width))
+            finally:
+                self.step, self.playing = saved, playing
+            self._tallest[key] = needed
+        return self._tallest[key]
+
     def tick(self) -> None:
         """One autoplay step (stops at the end)."""
         if self.playing:
@@ -516,7 +581,7 @@ class Navigator:
 
 
 @app.command()
-def view(match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id")]) -> None:
+def view(target: TargetArg) -> None:
     """Step through a replay full-screen in the terminal (arrow keys, space, ? legend, q).
 
     It redraws when the terminal is resized, and says so when the terminal is too small."""
@@ -524,14 +589,17 @@ def view(match_id: Annotated[int, typer.Argument(metavar="ID", help="a match id"
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("'arena replays view' needs a terminal; use 'arena replays show' instead", 2)
-    rep, _text = _load(match_id)
+    rep, label, _match = _load_target(target)
     nav = Navigator(rep)
     names = _names(rep)
-    title = f"match {match_id}: " + " · ".join(f"{k}:{n}" for k, n in enumerate(names))
+    title = f"{label}: " + " · ".join(f"{k}:{n}" for k, n in enumerate(names))
+    console = Console()
     run_fullscreen(
         lambda: nav.screen(names, title),
         nav.press,
         timeout=lambda: 1 / SPEEDS[nav.speed] if nav.playing else None,
         on_timeout=nav.tick,
         min_width=BOARD_WIDTH,
+        min_lines=lambda width: nav.tallest(console, names, title, width),
+        console=console,
     )

@@ -226,6 +226,13 @@ def _run(
     t = get_tournament(db, tournament_id)
     on_wait = _waiting(tournament_id)
     at_start = status_counts(db, tournament_id)  # so the display shows done/total from the start
+    if t.status == "finished" and set(at_start) <= {"finished"}:
+        typer.echo(
+            f"tournament {tournament_id} ({t.name}) has finished already: its {sum(at_start.values())} "
+            f"matches are played, nothing is left to run. Its standings follow; a new tournament: "
+            f"'arena tournament create BOT BOT ...' prints the id to start.",
+            err=True,
+        )
     display_at = TournamentDisplay(
         f"tournament {tournament_id}",
         total=sum(at_start.values()),

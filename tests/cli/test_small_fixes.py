@@ -105,6 +105,39 @@ def test_demo_prints_match_counts_in_words(home: Path) -> None:
     assert "{" not in line and "'" not in line
     text = " ".join(demo.stdout.split())  # the console wraps the header at its width
     assert "duplicate dice; " in text and "seed 4711 (the same matches again: ./dev demo --seed 4711)" in text
+    # the hint's command works as printed, from the same shell (no venv on PATH: ./dev demo)
+    hint = re.search(r"Replays \(\d+\): (\S+)/ +\(check one: (.+) engine verify <file>\)", demo.stdout)
+    assert hint is not None, demo.stdout
+    command = hint.group(2)
+    assert command == "arena" or Path(home, command).is_file(), command
+    replay = sorted(Path(hint.group(1)).glob("*.jsonl"))[0]
+    checked = subprocess.run(
+        [command if command != "arena" else ARENA, "engine", "verify", str(replay)],
+        cwd=home, env=arena_env(home), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_demo_names_arena_as_this_shell_can_call_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``arena`` when it is on PATH and is this installation's; else the script's path, relative
+    to the working directory when it lies under it (``.venv/bin/arena`` from the checkout)."""
+    from arena.demo import arena_command
+
+    script = Path(sys.executable).parent / "arena"
+    monkeypatch.setenv("PATH", str(tmp_path))  # no arena on PATH
+    monkeypatch.chdir(tmp_path)
+    assert Path(arena_command()) == script.absolute()
+    monkeypatch.chdir(ROOT)
+    assert arena_command() == str(script.absolute().relative_to(ROOT))
+    monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{tmp_path}")
+    assert arena_command() == "arena"
+    other = tmp_path / "arena"  # another installation's arena first on PATH: not this one
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{script.parent}")
+    assert arena_command() != "arena"
 
 
 @pytest.mark.parametrize(
@@ -127,3 +160,43 @@ def test_demo_refuses_bad_arguments_before_playing(home: Path, args: list[str], 
     assert demo.returncode == 2, demo.stdout + demo.stderr
     assert message in demo.stderr and "Traceback" not in demo.stderr, demo.stderr
     assert demo.stdout == "" and not (home / "arena.db").exists()  # nothing played, nothing stored
+
+
+def test_starting_a_finished_tournament_says_so(home: Path) -> None:
+    """A newcomer following the tour after the demo started an id that had finished long ago: the
+    command re-showed its table as if it had just played it. Now it says nothing is left to run."""
+    created = run_arena(["tournament", "create", "greedy", "random", "--games", "1", "--no-sandbox"], home)
+    assert created.returncode == 0, created.stderr
+    tid = created.stdout.strip()
+    first = run_arena(["tournament", "start", tid], home)
+    assert first.returncode == 0, first.stderr
+    assert "has finished already" not in first.stderr
+    again = run_arena(["tournament", "start", tid], home)
+    assert again.returncode == 0, again.stderr
+    assert (
+        f"tournament {tid} (" in again.stderr
+        and "has finished already: its 2 matches are played" in again.stderr
+    )
+    assert "Tournament " in again.stdout  # its standings, as before
+
+
+def test_evaluate_never_prints_minus_zero() -> None:
+    """A bot that mirrors its baseline showed 'Elo difference -0' and '[+0.00, +0.00]'."""
+    import doctest
+
+    import arena.cli.evaluate_cmd as evaluate_cmd
+
+    assert doctest.testmod(evaluate_cmd).failed == 0
+    assert (
+        evaluate_cmd._elo(-0.0) == "+0"
+        and evaluate_cmd._elo(-0.49) == "+0"
+        and evaluate_cmd._elo(-0.6) == "-1"
+    )
+
+
+def test_arena_version(home: Path) -> None:
+    run = run_arena(["--version"], home)
+    assert run.returncode == 0, run.stderr
+    assert re.fullmatch(r"arena \d+\.\d+\.\d+; rules version '1' \(standard\), also .*\n", run.stdout), (
+        run.stdout
+    )

@@ -51,6 +51,15 @@ def test_empty_file_directory_and_oversized_file_are_refused(home: Path, tmp_pat
     _nothing_stored(home)
 
 
+def test_a_missing_file_is_a_usage_error_naming_the_path(home: Path, tmp_path: Path) -> None:
+    """As in 'arena match': exit 2, the path as given and where it was looked for."""
+    missing = tmp_path / "sub" / "nope.py"
+    run = cli("bots", "add", "x", str(missing), home=home, code=2)
+    assert f"error: {missing}: no such file ({missing.resolve()})" in run.stderr
+    assert "give the path of the bot's script or executable" in run.stderr
+    _nothing_stored(home)
+
+
 def test_the_size_limit_is_configurable(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bot = write_bot(tmp_path, "mine.py", GREEDY.read_text(encoding="utf-8"))
     size = bot.stat().st_size

@@ -317,6 +317,50 @@ def test_terminal_viewer_keys(arena: Arena) -> None:
     assert not nav.press("q")
 
 
+def test_the_terminal_viewer_asks_for_one_size_for_the_whole_replay(arena: Arena) -> None:
+    """A newcomer at 62x16 saw step 0 drawn and a later step ask for 62x18: the size asked for
+    changed from step to step. Now it is the tallest screen's, the same at every step."""
+    import re
+
+    from rich.console import Console
+
+    from arena.cli.fullscreen import lines_of, too_small
+    from arena.cli.replays_cmd import Navigator
+    from arena.engine.render import BOARD_WIDTH
+
+    db = arena.db()
+    rep = replay(load_replay(db, arena.matches[0]))
+    db.close()
+    names, title = rep.header["seating"], "match 1: 0:greedy · 1:random"
+    nav = Navigator(rep)
+    console = Console(width=BOARD_WIDTH, height=16, force_terminal=True)
+    heights = set()
+    for k in range(nav.last + 1):
+        nav.step = k
+        heights.add(lines_of(console, nav.screen(names, title), BOARD_WIDTH))
+    assert len(heights) > 1  # the screens do differ in height (else this test shows nothing)
+    tallest = nav.tallest(console, names, title, BOARD_WIDTH)
+    assert tallest == max(heights)
+    asked = set()
+    for k in range(nav.last + 1):
+        nav.step = k
+        notice = too_small(
+            console, nav.screen(names, title), BOARD_WIDTH, lambda w: nav.tallest(console, names, title, w)
+        )
+        assert notice is not None
+        found = re.search(r"needs at least (\d+)×(\d+)", notice.plain)
+        assert found is not None
+        asked.add((int(found.group(1)), int(found.group(2))))
+    assert asked == {(BOARD_WIDTH, tallest)}
+    big = Console(width=BOARD_WIDTH, height=tallest, force_terminal=True)
+    for k in (0, nav.last):
+        nav.step = k
+        assert (
+            too_small(big, nav.screen(names, title), BOARD_WIDTH, lambda w: nav.tallest(big, names, title, w))
+            is None
+        )
+
+
 def test_terminal_viewer_in_a_pty(arena: Arena) -> None:
     import os
     import pty

@@ -1,0 +1,79 @@
+"""Replay commands take what the arena hands out: a match id or a game record file.
+
+A newcomer given file paths by the demo tried ``arena replays view/analyse FILE`` and met a bare
+"Input should be a valid integer"; a damaged stored replay said what was wrong but not what to do;
+a binary file was bad usage (exit 2) for one command and bad data (exit 1) for another.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from .helpers import Run, run_arena
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory with match 1 (greedy against random) stored, and its record as game.jsonl."""
+    home = tmp_path_factory.mktemp("targets")
+    done = run_arena(["match", "greedy", "random", "--seed", "5", "--out", "game.jsonl"], home)
+    assert done.returncode == 0, done.stderr
+    (home / "binary.jsonl").write_bytes(b"\xff\xfe\x00garbage")
+    return home
+
+
+def _ok(run: Run) -> Run:
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def test_show_and_analyse_take_a_file_as_well_as_an_id(played: Path) -> None:
+    by_file = _ok(run_arena(["replays", "show", "game.jsonl", "--step", "3"], played))
+    by_id = _ok(run_arena(["replays", "show", "1", "--step", "3"], played))
+    assert by_file.stdout.startswith("game.jsonl (seat 0: greedy, seat 1: random), step 3 of ")
+    assert by_id.stdout.startswith("match 1 (seat 0: greedy, seat 1: random), step 3 of ")
+    assert by_file.stdout.split("\n", 1)[1] == by_id.stdout.split("\n", 1)[1]  # the same board
+
+    file_analysis = json.loads(_ok(run_arena(["replays", "analyse", "game.jsonl", "--json"], played)).stdout)
+    id_analysis = json.loads(_ok(run_arena(["replays", "analyse", "1", "--json"], played)).stdout)
+    assert file_analysis["match"] is None and id_analysis["match"] == 1
+    assert file_analysis["seats"] == id_analysis["seats"]
+    table = _ok(run_arena(["replays", "analyse", "game.jsonl", "--min-loss", "99"], played))
+    assert "game.jsonl: every decision" in table.stdout
+
+
+def test_wrong_targets_say_what_was_wrong_and_what_to_do(played: Path) -> None:
+    missing = run_arena(["replays", "show", "nosuch.jsonl"], played)
+    assert missing.returncode == 2
+    assert "'nosuch.jsonl' is neither a match id nor a readable file" in missing.stderr
+    assert "arena replays list" in missing.stderr and "Traceback" not in missing.stderr
+
+    export = run_arena(["replays", "export", "game.jsonl"], played)
+    assert export.returncode == 2 and "'game.jsonl' is not a match id" in export.stderr
+    assert "arena replays show FILE" in export.stderr
+
+    for args in (["engine", "verify", "binary.jsonl"], ["engine", "show", "binary.jsonl"],
+                 ["replays", "verify", "binary.jsonl"], ["replays", "show", "binary.jsonl"],
+                 ["replays", "analyse", "binary.jsonl"]):  # fmt: skip
+        run = run_arena(args, played)
+        assert run.returncode == 1, (args, run)  # bad data, the same for every command
+        assert "not UTF-8" in run.stdout + run.stderr, (args, run)
+
+
+def test_a_damaged_stored_replay_names_what_to_do(played: Path, tmp_path: Path) -> None:
+    home = tmp_path / "damaged"
+    home.mkdir()
+    copy = run_arena(["db", "backup", str(home / "arena.db")], played)
+    assert copy.returncode == 0, copy.stderr
+    with sqlite3.connect(home / "arena.db") as con:
+        con.execute("UPDATE replay SET data = ? WHERE match_id = 1", (b"not zlib at all",))
+    for args in (["replays", "show", "1"], ["replays", "analyse", "1"], ["replays", "export", "1"],
+                 ["replays", "export", "1", "--format", "html"]):  # fmt: skip
+        run = run_arena(args, home)
+        assert run.returncode == 1, (args, run)
+        assert "the replay of match 1 is corrupt" in run.stderr, (args, run.stderr)
+        assert "'arena db check'" in run.stderr and "restore a backup" in run.stderr, (args, run.stderr)

@@ -91,14 +91,25 @@ def _load(path: Path) -> Replay:
 
 
 @app.command()
-def verify(file: Annotated[Path, typer.Argument(help="a game record (.jsonl)")]) -> None:
-    """Replay a game record through the engine: OK, or exactly where it breaks."""
-    rep = _load(file)
-    n = len(rep.events)
-    typer.echo(
-        f"OK {file}: {n} events replay exactly under rules {rep.rules.version} ({rep.rules.variant}); "
-        f"result {rep.result.get('scores')} ({rep.result.get('termination')})"
-    )
+def verify(files: Annotated[list[Path], typer.Argument(help="game records (.jsonl)")]) -> None:
+    """Replay game records through the engine: OK, or exactly where each one breaks.
+
+    Every file is checked, in the order given; the exit status is the worst one's (1: a record
+    that does not replay, 2: a file that cannot be read)."""
+    worst = 0
+    for file in files:
+        try:
+            rep = _load(file)
+        except typer.Exit as exc:  # _load has said what is wrong with this one; go on with the rest
+            worst = max(worst, exc.exit_code)
+            continue
+        n = len(rep.events)
+        typer.echo(
+            f"OK {file}: {n} events replay exactly under rules {rep.rules.version} ({rep.rules.variant}); "
+            f"result {rep.result.get('scores')} ({rep.result.get('termination')})"
+        )
+    if worst:
+        raise typer.Exit(worst)
 
 
 @app.command(epilog=escape(LEGEND))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -352,25 +353,31 @@ def verify(
         if always or not v.ok:
             console.print(Text(v.message(), style="green" if v.ok else "red"), soft_wrap=True)
 
-    files = [t for t in targets if not t.isdigit() or Path(t).exists()]
-    ids = [int(t) for t in targets if t not in files]
-    for name in files:
-        path = Path(name)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise fail(f"cannot read {path}: {exc.strerror} (not a file, nor a match id)", 2) from None
-        except UnicodeDecodeError:
-            report(Verdict(str(path), False, reason="not UTF-8 text; is it a game record?"), True)
-            continue
-        report(verify_text(text, str(path)), True)
-    if ids or all_:
-        with database(readonly=True) as db:
-            for mid in ids:
-                report(verify_match(db, mid), True)
-            if all_:  # damaged pages name the matches they hold and the run carries on
-                for v in verify_stored(db, MatchFilters(tournament=tournament)):
-                    report(v, verbose)
+    files = {t for t in targets if not t.isdigit() or Path(t).exists()}
+    for name in files:  # every file is readable before anything is reported (a usage error: exit 2)
+        if not Path(name).is_file():
+            what = "a directory" if Path(name).is_dir() else "no such file"
+            raise fail(f"cannot read {name}: {what} (not a game record file, nor a match id)", 2)
+    needs_db = all_ or any(t not in files for t in targets)
+    with database(readonly=True) if needs_db else contextlib.nullcontext() as db:
+        for target in targets:  # in the order given
+            if target not in files:
+                assert db is not None
+                report(verify_match(db, int(target)), True)
+                continue
+            path = Path(target)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise fail(f"cannot read {path}: {exc.strerror} (not a file, nor a match id)", 2) from None
+            except UnicodeDecodeError:
+                report(Verdict(str(path), False, reason="not UTF-8 text; is it a game record?"), True)
+                continue
+            report(verify_text(text, str(path)), True)
+        if all_:  # damaged pages name the matches they hold and the run carries on
+            assert db is not None
+            for v in verify_stored(db, MatchFilters(tournament=tournament)):
+                report(v, verbose)
     bad = sum(1 for v in verdicts if not v.ok)
     summary = f"verified {len(verdicts)} replay{'s' if len(verdicts) != 1 else ''}: {len(verdicts) - bad} OK"
     summary += f", {bad} failed" if bad else ""

@@ -77,3 +77,21 @@ def test_a_damaged_stored_replay_names_what_to_do(played: Path, tmp_path: Path) 
         assert run.returncode == 1, (args, run)
         assert "the replay of match 1 is corrupt" in run.stderr, (args, run.stderr)
         assert "'arena db check'" in run.stderr and "restore a backup" in run.stderr, (args, run.stderr)
+
+
+def test_verify_takes_several_and_answers_in_the_order_given(played: Path) -> None:
+    both = run_arena(["replays", "verify", "1", "game.jsonl", "1"], played)
+    assert both.returncode == 0, both.stdout + both.stderr
+    lines = [line for line in both.stdout.splitlines() if line.startswith("OK ")]
+    assert [" ".join(line.split(":")[0].split()) for line in lines] == [
+        "OK match 1",
+        "OK game.jsonl",
+        "OK match 1",
+    ], lines
+
+    engine = run_arena(["engine", "verify", "game.jsonl", "binary.jsonl", "game.jsonl"], played)
+    assert engine.returncode == 1  # the worst: a record that is bad data
+    assert engine.stdout.count("OK game.jsonl:") == 2
+    assert "binary.jsonl is not UTF-8 text" in engine.stderr
+    missing = run_arena(["engine", "verify", "game.jsonl", "nosuch.jsonl"], played)
+    assert missing.returncode == 2 and "OK game.jsonl:" in missing.stdout and "nosuch.jsonl" in missing.stderr

@@ -11,6 +11,12 @@ turn that into "won by forfeit" and the offender's reason into "forfeited (disco
 stored and reported ``termination`` strings are these members' values; :func:`parse_ending` reads
 one back and refuses an unknown value with :class:`UnknownEnding`.
 
+**What people type.** The tables show a match's ``normal`` as "finished" and ``round-cap`` as
+"round cap" (:func:`termination_word`); a filter a person types (``arena replays list
+--termination``, the web app's ``?termination=``) takes those words or the stored values, in any
+case (:func:`parse_termination_filter`).  Its refusal names what is accepted and, unlike
+:func:`parse_ending`'s for a stored value, does not suggest that a newer arena wrote it.
+
 **Where to add a forfeit reason:** a member of :class:`Reason` here, and nothing else: the store,
 leaderboards, live display, CLI and web pages all ask :func:`is_forfeit` (a test runs every member
 through the leaderboard).
@@ -39,8 +45,10 @@ __all__ = [
     "match_label",
     "parse_ending",
     "parse_match_end",
+    "parse_termination_filter",
     "seat_label",
     "shared_by",
+    "termination_word",
     "win_share",
     "wins_text",
 ]
@@ -111,6 +119,57 @@ def parse_match_end(text: str | MatchEnd) -> MatchEnd:
         raise UnknownEnding(
             f"{text!r} is a seat's forfeit reason, not a match's ending: expected one of "
             f"{', '.join(MatchEnd)}"
+        )
+    return found
+
+
+# the words the tables show for a match's own ending (match_label), and a spelling of one of them
+_SHOWN: Final[dict[str, MatchEnd]] = {
+    "finished": MatchEnd.NORMAL,
+    "round cap": MatchEnd.ROUND_CAP,
+    "round_cap": MatchEnd.ROUND_CAP,
+}
+
+
+def termination_word(termination: str | Ending) -> str:
+    """The word a table shows for a stored termination, and a filter menu offers for it:
+    ``finished`` for ``normal``, ``round cap`` for ``round-cap``, any other value as it is.
+    :func:`parse_termination_filter` reads it back.
+
+    >>> termination_word("normal"), termination_word(MatchEnd.ROUND_CAP), termination_word("crashed")
+    ('finished', 'round cap', 'crashed')
+    """
+    if termination == MatchEnd.NORMAL:
+        return "finished"
+    if termination == MatchEnd.ROUND_CAP:
+        return "round cap"
+    return str(termination)
+
+
+def parse_termination_filter(text: str) -> Ending:
+    """The ending a termination filter a person typed names: a stored value (``normal``,
+    ``round-cap``, ``crashed``, ...) or a word the tables show for a match's ending
+    (``finished``, ``round cap``), in any case, spaces around ignored.  An unknown one raises
+    :class:`UnknownEnding` naming every accepted value (and no talk of newer arenas: the person
+    typed it, nothing stored it).
+
+    >>> parse_termination_filter("finished"), parse_termination_filter(" Round Cap ")
+    (<MatchEnd.NORMAL: 'normal'>, <MatchEnd.ROUND_CAP: 'round-cap'>)
+    >>> parse_termination_filter("CRASHED") is Reason.CRASHED
+    True
+    >>> try:
+    ...     parse_termination_filter("banana")
+    ... except UnknownEnding as e:
+    ...     print(e)
+    unknown termination 'banana': give one of normal, round-cap, forfeit, timeout, illegal-action, \
+malformed-action, disconnected, crashed, stalled, no-show (or finished, round cap: the words the tables show)
+    """
+    word = text.strip().lower()
+    found = _BY_VALUE.get(word) or _SHOWN.get(word)
+    if found is None:
+        raise UnknownEnding(
+            f"unknown termination {text!r}: give one of {', '.join(_BY_VALUE)} "
+            "(or finished, round cap: the words the tables show)"
         )
     return found
 

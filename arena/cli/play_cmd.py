@@ -189,7 +189,10 @@ def play_app(db: Database | None, registry: PlayRegistry, pace: int) -> FastAPI:
 
         app = create_app(db)
     else:
+        from arena.web.head import HeadAsGet
+
         app = FastAPI(title="Pool Arena: play", docs_url=None, redoc_url=None, openapi_url=None)
+        app.add_middleware(HeadAsGet)  # as the full web app does: HEAD answered like GET
         app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(play_router(registry, pace_ms=pace))
     return app

@@ -18,9 +18,8 @@ from arena.endings import (
     UnknownEnding,
     by_forfeit,
     is_forfeit,
-    known_terminations,
     match_label,
-    parse_ending,
+    parse_termination_filter,
     seat_label,
 )
 from arena.engine import ReplayError, render, replay
@@ -72,23 +71,14 @@ def _players(m: MatchRow) -> Text:
     return out
 
 
-# the words the tables show for a match's own ending, accepted as --termination too
-_SHOWN_ENDINGS = {"finished": "normal", "round cap": "round-cap", "round_cap": "round-cap"}
-
-
 def _termination_option(text: str) -> str:
     """``--termination``: a stored value (``normal``, ``round-cap``, ``crashed``, ...) or a word the
-    tables show for it (``finished``, ``round cap``); a usage error otherwise."""
-    value = _SHOWN_ENDINGS.get(text.strip().lower(), text.strip().lower())
+    tables show for it (``finished``, ``round cap``), as the web app's filter takes them
+    (:func:`arena.endings.parse_termination_filter`); a usage error otherwise."""
     try:
-        parse_ending(value)
-    except UnknownEnding:
-        raise typer.BadParameter(
-            f"unknown termination {text!r}: give one of {', '.join(known_terminations())} "
-            "(or finished, round cap: the words the tables show)",
-            param_hint="--termination",
-        ) from None
-    return value
+        return str(parse_termination_filter(text))
+    except UnknownEnding as exc:
+        raise typer.BadParameter(str(exc), param_hint="--termination") from None
 
 
 @app.command("list")

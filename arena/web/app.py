@@ -26,7 +26,15 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from arena.endings import UnknownEnding, by_forfeit, is_forfeit, parse_ending, seat_label, wins_text
+from arena.endings import (
+    UnknownEnding,
+    by_forfeit,
+    is_forfeit,
+    parse_termination_filter,
+    seat_label,
+    termination_word,
+    wins_text,
+)
 from arena.leaderboard import LeaderRow, leaderboard
 from arena.ratings import DEFAULT_SYSTEM, RATING_SYSTEMS, get_system, system_names
 from arena.ratings.errors import RatingError, UnknownRatingSystemError
@@ -39,6 +47,7 @@ from arena.tournament.pull import report as format_report
 from . import queries
 from .boards import LeaderboardCache
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
+from .head import HeadAsGet
 from .privacy import public_jsonl, public_row, public_view, viewer_keep
 from .queries import FilterError, MatchFilters, MatchRow, Page
 from .replays import DamagedReplayError, load_view
@@ -67,6 +76,7 @@ def make_templates() -> Jinja2Templates:
     env.globals["is_forfeit"] = is_forfeit  # the seat forfeited (a Reason), from the one vocabulary
     env.globals["by_forfeit"] = by_forfeit  # it forfeited, or won because the others did
     env.globals["seat_label"] = seat_label  # "won by forfeit", "forfeited (crashed)", ...
+    env.globals["termination_word"] = termination_word  # "finished" for normal, as tables show it
     env.globals["rating_systems"] = RATING_SYSTEMS  # the registry: labels, headers, decimals
     env.filters["minus"] = lambda text: text.replace(" - ", " \u2212 ")  # "mu - 3 sigma" set in type
     return templates
@@ -132,7 +142,7 @@ def _filters(request: Request) -> MatchFilters:
         return MatchFilters(
             tournament=_int(q.get("tournament"), "tournament"),
             bot=(q.get("bot") or "").strip() or None,
-            termination=None if ending is None else str(parse_ending(ending)),
+            termination=None if ending is None else str(parse_termination_filter(ending)),
             status=None if status == "all" else status,
             since=queries.parse_day(q.get("since"), "since"),
             until=queries.parse_day(q.get("until"), "until"),
@@ -163,6 +173,7 @@ def create_app(db: Database) -> FastAPI:
         openapi_url="/api/openapi.json",
     )
     app.add_middleware(GZipMiddleware, minimum_size=2000)
+    app.add_middleware(HeadAsGet)  # every GET route (pages, API, streams) answers HEAD too
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     templates = make_templates()
     boards = LeaderboardCache(db, lambda tid, sys_: leaderboard(db, tournament_id=tid, system=sys_))
@@ -353,7 +364,7 @@ def create_app(db: Database) -> FastAPI:
             filters=filters,
             links=_page_links(result, "/matches", args),
             bots=queries.bot_names(db),
-            terminations=queries.terminations(db),
+            terminations=[(termination_word(t), t) for t in queries.terminations(db)],  # (word, value)
             statuses=queries.STATUSES,
             nav="matches",
         )

@@ -18,7 +18,7 @@ from sqlalchemy import ColumnElement, func, or_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from arena.endings import is_forfeit
+from arena.endings import is_forfeit, known_terminations, match_label
 from arena.engine.variants import rules_label
 from arena.store.db import Database, StoreError
 from arena.store.models import (
@@ -157,6 +157,15 @@ class MatchRow:
     def forfeited(self) -> list[SeatRow]:
         """Seats that ended in a forfeit."""
         return [s for s in self.seats if is_forfeit(s.termination)]
+
+    @property
+    def ending(self) -> str:
+        """How the match ended in the words the tables show (``arena replays list`` too):
+        ``finished``, ``round cap``, or who forfeited (``rb forfeited (crashed)``); empty while
+        it has no ending."""
+        if self.termination is None:
+            return ""
+        return match_label(self.termination, [(s.bot, s.termination or "") for s in self.forfeited])
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
@@ -542,7 +551,8 @@ def bot_names(db: Database) -> list[str]:
 
 
 def terminations(db: Database) -> list[str]:
-    """The termination values that occur (matches' and seats'), for filter choices."""
+    """The termination values that occur (matches' and seats'), for filter choices: in the
+    vocabulary's order (the match's endings, then the forfeit reasons), any unknown one last."""
     with db.session() as session:
         match_terms = session.exec(
             select(Match.termination).where(col(Match.termination).is_not(None)).distinct()
@@ -550,7 +560,8 @@ def terminations(db: Database) -> list[str]:
         seat_terms = session.exec(
             select(MatchSeat.termination).where(col(MatchSeat.termination).is_not(None)).distinct()
         ).all()
-    return sorted({t for t in (*match_terms, *seat_terms) if t})
+    order = {t: k for k, t in enumerate(known_terminations())}
+    return sorted({t for t in (*match_terms, *seat_terms) if t}, key=lambda t: (order.get(t, len(order)), t))
 
 
 def results_key(db: Database, tournament_id: int | None) -> tuple[int, int]:

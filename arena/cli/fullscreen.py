@@ -46,14 +46,15 @@ def too_small(
     """The notice to show instead of ``screen`` when the terminal cannot hold it, else None.
 
     ``min_lines(width)``, when given, is the lines the whole session needs at that width (e.g.
-    its tallest screen), so the size asked for does not change from one screen to the next."""
+    its tallest screen): the notice asks for that, so the size asked for does not change from
+    one screen to the next.  It is called only when a screen does not fit (it may be slow)."""
     width, height = console.size
     at = max(width, min_width)
     lines = lines_of(console, screen, at)
-    if min_lines is not None:
-        lines = max(lines, min_lines(at))
     if width >= min_width and height >= lines:
         return None
+    if min_lines is not None:
+        lines = max(lines, min_lines(at))
     return Text(
         f"The terminal is too small for this viewer: it is {width}×{height}, the viewer needs at "
         f"least {min_width}×{lines} (columns × lines). Enlarge the window: it redraws by itself. "

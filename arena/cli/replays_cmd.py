@@ -521,7 +521,8 @@ class Navigator:
     def tallest(self, console: Console, names: list[str], title: str, width: int) -> int:
         """The lines the tallest screen of this replay takes at ``width`` (with the legend as it is
         now), so the viewer asks for one size, not one per step.  Every step is measured once per
-        width and legend (about 1 ms a step: 0.2 s for a 250-step game) and cached."""
+        width and legend (about 1 ms a step: 0.2 s for a 250-step game), only when a screen does
+        not fit, and cached."""
         from .fullscreen import lines_of
 
         key = (width, self.legend)

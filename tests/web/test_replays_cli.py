@@ -333,27 +333,31 @@ def test_the_terminal_viewer_asks_for_one_size_for_the_whole_replay(arena: Arena
     db.close()
     names, title = rep.header["seating"], "match 1: 0:greedy · 1:random"
     nav = Navigator(rep)
-    console = Console(width=BOARD_WIDTH, height=16, force_terminal=True)
-    heights = set()
+    measure = Console(width=BOARD_WIDTH, height=100, force_terminal=True)
+    heights = {}
     for k in range(nav.last + 1):
         nav.step = k
-        heights.add(lines_of(console, nav.screen(names, title), BOARD_WIDTH))
-    assert len(heights) > 1  # the screens do differ in height (else this test shows nothing)
-    tallest = nav.tallest(console, names, title, BOARD_WIDTH)
-    assert tallest == max(heights)
+        heights[k] = lines_of(measure, nav.screen(names, title), BOARD_WIDTH)
+    low, high = min(heights.values()), max(heights.values())
+    assert low < high  # the screens do differ in height (else this test shows nothing)
+    assert nav.tallest(measure, names, title, BOARD_WIDTH) == high
+    # a window between the shortest and the tallest screen: a screen that fits is shown, and
+    # every one that does not asks for the same size, the tallest screen's
+    middle = Console(width=BOARD_WIDTH, height=(low + high) // 2, force_terminal=True)
     asked = set()
     for k in range(nav.last + 1):
         nav.step = k
         notice = too_small(
-            console, nav.screen(names, title), BOARD_WIDTH, lambda w: nav.tallest(console, names, title, w)
+            middle, nav.screen(names, title), BOARD_WIDTH, lambda w: nav.tallest(middle, names, title, w)
         )
-        assert notice is not None
-        found = re.search(r"needs at least (\d+)×(\d+)", notice.plain)
-        assert found is not None
-        asked.add((int(found.group(1)), int(found.group(2))))
-    assert asked == {(BOARD_WIDTH, tallest)}
-    big = Console(width=BOARD_WIDTH, height=tallest, force_terminal=True)
-    for k in (0, nav.last):
+        assert (notice is None) == (heights[k] <= middle.size.height), k
+        if notice is not None:
+            found = re.search(r"needs at least (\d+)×(\d+)", notice.plain)
+            assert found is not None
+            asked.add((int(found.group(1)), int(found.group(2))))
+    assert asked == {(BOARD_WIDTH, high)}
+    big = Console(width=BOARD_WIDTH, height=high, force_terminal=True)
+    for k in range(nav.last + 1):
         nav.step = k
         assert (
             too_small(big, nav.screen(names, title), BOARD_WIDTH, lambda w: nav.tallest(big, names, title, w))

@@ -198,7 +198,10 @@ def create_app(db: Database) -> FastAPI:
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 404:
             return problem_response(request, 404, "Not found", f"there is no page at {request.url.path}")
-        return problem_response(request, exc.status_code, "Request failed", str(exc.detail))
+        response = problem_response(request, exc.status_code, "Request failed", str(exc.detail))
+        for name, value in (exc.headers or {}).items():  # e.g. a 405's Allow (RFC 9110 15.5.6)
+            response.headers[name] = value
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

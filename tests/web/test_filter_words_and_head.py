@@ -370,7 +370,11 @@ def test_head_leaves_errors_and_other_methods_alone(head_site: Site) -> None:
     for path, want in (("/matches/999999", 404), ("/api/matches?termination=banana", 400)):
         status, _headers, rest = _request(head_site.url + path, "HEAD")
         assert (status, rest) == (want, b""), path
-    status, _headers, _ = _request(head_site.url + "/leaderboard", "DELETE")
-    assert status == 405, status  # a method no route takes is still refused
-    status, _headers, _ = _request(f"{head_site.url}/matches/{head_site.arena.matches[0]}/analysis", "PUT")
+    status, headers, _ = _request(head_site.url + "/leaderboard", "DELETE")
+    assert status == 405, status  # a method no route takes is still refused ...
+    assert headers.get("allow") == "GET", headers  # ... naming the ones it takes (RFC 9110)
+    status, headers, _ = _request(f"{head_site.url}/matches/{head_site.arena.matches[0]}/analysis", "PUT")
     assert status == 405, status  # (GET and POST there)
+    # (Starlette names the methods of the first route of that path it finds: POST here)
+    assert set(headers.get("allow", "").replace(" ", "").split(",")) <= {"GET", "POST"}, headers
+    assert headers.get("allow"), headers

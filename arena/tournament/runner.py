@@ -16,11 +16,13 @@ machine) and :class:`arena.tournament.cluster.DaskExecutor` (a Dask cluster).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -64,6 +66,7 @@ MAX_REQUEUES = 3  # a match whose worker was lost this many times more is record
 POLL = 0.25  # seconds the coordinator waits for results before it looks for a stop request
 ABORT_GRACE = 5.0  # seconds a stopped worker gets to stop its bots before it is killed
 SHUTDOWN_WAIT = 15.0  # seconds an aborted pool's own threads get to end once its workers are gone
+DEAD_WORKER_GRACE = 10.0  # seconds a dead worker may go unnoticed by its pool before it is replaced
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +162,12 @@ class LocalExecutor:
         self.config = config
         self.run = run
         self.workers: list[ProcessRef] = []
+        self.dead_grace = DEAD_WORKER_GRACE
+        self._dead_since: float | None = None  # when a dead worker the pool ignores was first seen
         self.pool = self._pool()
+
+    play: Callable[[MatchTask], MatchResult] = staticmethod(play_task)
+    """What a worker runs for a task (a module-level function: the workers are spawned)."""
 
     def _pool(self) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("spawn")  # never fork a process that runs gRPC
@@ -177,7 +185,7 @@ class LocalExecutor:
 
     def submit(self, task: MatchTask) -> Hashable:
         try:
-            future = self.pool.submit(play_task, task)
+            future = self.pool.submit(self.play, task)
         except BrokenProcessPool as exc:  # a worker died since the last wait(): requeued by wait()
             future = Future()
             future.set_exception(exc)
@@ -209,11 +217,39 @@ class LocalExecutor:
                 out.append((fut, Requeue("a worker process died", broken=True)))
             except Exception as exc:  # the arena failed, not a bot: recorded loudly
                 out.append((fut, exc))
+        if not finished and futures and self._unnoticed_death():
+            reason = (
+                "a worker process died and its pool did not notice within "
+                f"{self.dead_grace:g} s (its result pipe was left mid-message); the pool is replaced"
+            )
+            log.warning("%s", reason)
+            return [(fut, Requeue(reason, broken=True)) for fut in futures]
         return out
 
+    def _unnoticed_death(self) -> bool:
+        """Whether a worker of the pool has been dead for :attr:`dead_grace` seconds while the pool
+        still counts it as running.
+
+        The pool's manager thread notices a dead worker by its sentinel, unless it is blocked
+        reading a result the dead worker had begun to send (SIGKILLed mid-message: the other
+        workers hold the pipe open, so the read never ends).  Then the futures never complete and
+        a coordinator waiting for them would wait for ever: this is how it finds out."""
+        processes = dict(getattr(self.pool, "_processes", None) or {})
+        dead = any(p.exitcode is not None for p in processes.values())
+        if not dead:
+            self._dead_since = None
+            return False
+        now = time.monotonic()
+        if self._dead_since is None:
+            self._dead_since = now
+        return now - self._dead_since >= self.dead_grace
+
     def restart(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        """A new pool after a broken one (bounded: the old pool is aborted, not joined, as its
+        manager thread may be stuck)."""
+        self.abort()
         self.workers = [w for w in self.workers if w.alive()]
+        self._dead_since = None
         self.pool = self._pool()
 
     def close(self) -> None:
@@ -231,9 +267,17 @@ class LocalExecutor:
         for w in lifecycle.wait_dead(live, ABORT_GRACE):
             w.signal(signal.SIGKILL)
         manager = getattr(self.pool, "_executor_manager_thread", None)
+        results = getattr(self.pool, "_result_queue", None)  # shutdown() lets go of it
         self.pool.shutdown(wait=False, cancel_futures=True)
         if isinstance(manager, threading.Thread):
-            manager.join(SHUTDOWN_WAIT)
+            manager.join(min(2.0, SHUTDOWN_WAIT))
+            if manager.is_alive():
+                # blocked reading a message a killed worker left unfinished: every worker is gone
+                # now, so closing this process's own end of the result pipe ends that read (EOF)
+                writer = getattr(results, "_writer", None)
+                with contextlib.suppress(OSError, AttributeError):
+                    writer.close()  # type: ignore[union-attr]
+                manager.join(SHUTDOWN_WAIT)
             if manager.is_alive():
                 log.warning(
                     "the worker pool's manager thread did not end within %.0f s of its workers' "

@@ -123,12 +123,10 @@ def parse_match_end(text: str | MatchEnd) -> MatchEnd:
     return found
 
 
-# the words the tables show for a match's own ending (match_label), and a spelling of one of them
-_SHOWN: Final[dict[str, MatchEnd]] = {
-    "finished": MatchEnd.NORMAL,
-    "round cap": MatchEnd.ROUND_CAP,
-    "round_cap": MatchEnd.ROUND_CAP,
-}
+# the words the tables show for a match's own ending (match_label, termination_word) ...
+_WORDS: Final[dict[MatchEnd, str]] = {MatchEnd.NORMAL: "finished", MatchEnd.ROUND_CAP: "round cap"}
+# ... read back by the filters, with one more spelling
+_SHOWN: Final[dict[str, MatchEnd]] = {**{w: e for e, w in _WORDS.items()}, "round_cap": MatchEnd.ROUND_CAP}
 
 
 def termination_word(termination: str | Ending) -> str:
@@ -139,11 +137,8 @@ def termination_word(termination: str | Ending) -> str:
     >>> termination_word("normal"), termination_word(MatchEnd.ROUND_CAP), termination_word("crashed")
     ('finished', 'round cap', 'crashed')
     """
-    if termination == MatchEnd.NORMAL:
-        return "finished"
-    if termination == MatchEnd.ROUND_CAP:
-        return "round cap"
-    return str(termination)
+    found = _BY_VALUE.get(str(termination))
+    return _WORDS[found] if isinstance(found, MatchEnd) and found in _WORDS else str(termination)
 
 
 def parse_termination_filter(text: str) -> Ending:
@@ -228,7 +223,7 @@ def wins_text(wins: float) -> str:
 
 
 def _base_label(end: MatchEnd) -> str:
-    return "round cap" if end is MatchEnd.ROUND_CAP else "finished"
+    return _WORDS.get(end, "finished")
 
 
 def seat_label(termination: str | Ending | None, placing: int | None = None) -> str:

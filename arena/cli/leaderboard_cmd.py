@@ -63,7 +63,15 @@ def show(
             db, tournament_id=tournament, system=system, min_games=min_games, include_removed=include_removed
         )
     if not rows:
-        raise fail("no finished matches yet; run 'arena tournament run ...' first")
+        if tournament is not None:
+            raise fail(
+                f"tournament {tournament} has no finished matches yet; "
+                f"'arena tournament start {tournament}' (or 'resume {tournament}') plays them"
+            )
+        raise fail(
+            "no finished matches yet (only tournaments' matches are rated: stand-alone 'arena match' "
+            "games are not); run 'arena tournament run ...' first"
+        )
     title = f"Tournament {tournament}" if tournament is not None else "All matches"
     make_console().print(render(rows, system, title, min_games))
 

@@ -38,12 +38,17 @@ def test_leaderboard_and_tournament_cli(sqlite_url: str, arena_home: Path) -> No
     db.close()
     _, err = cli("leaderboard", code=1, real=True)
     assert "error: no finished matches yet" in err
+    assert "stand-alone 'arena match' games are not" in err  # why a played match is not there
 
     db = Database(url)
     t = create(
         db, ["greedy", "invader", "random"], games=1, seed=21, move_time=2.0, bank=20.0, name="cli check"
     )
     assert t.id is not None
+    db.close()
+    _, err = cli("leaderboard", "--tournament", str(t.id), code=1)
+    assert f"tournament {t.id} has no finished matches yet; 'arena tournament start {t.id}'" in err
+    db = Database(url)
     run_tournament(db, t.id, jobs=2)
     expected = {r.bot: r for r in leaderboard(db, tournament_id=t.id, system="elo", min_games=1)}
     rows = match_rows(db, t.id)

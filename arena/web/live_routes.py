@@ -163,7 +163,6 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
         if hub is None:
             raise Problem(503, "Live matches are off", "this server could not open its live channel")
         loop = asyncio.get_running_loop()
-        watcher = hub.watch(match_id, loop)
 
         async def rest_of(sent: int) -> AsyncIterator[str]:
             """The steps after ``sent`` from the stored replay, once the match is finished (the
@@ -179,6 +178,10 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
                 yield _sse("step", {"steps": steps})
 
         async def stream() -> AsyncIterator[str]:
+            # registered here, not when the response is made: a client gone before the response
+            # starts never runs this body, and a watcher made outside it would never be removed
+            # (it would pin the match's feed in the hub for the life of the process)
+            watcher = hub.watch(match_id, loop)
             sent = max(0, since)
             last_beat = last_status = time.monotonic()
             try:

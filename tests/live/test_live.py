@@ -6,6 +6,7 @@ referee nothing; the SSE endpoint streams the steps of a running ladder match to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -394,3 +395,78 @@ def test_the_web_apps_hub_leaves_no_socket_file(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert not path.exists(), "the socket file outlived the process"
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])  # Starlette streams differently from ASGI 2.4 on
+@pytest.mark.parametrize("gone", ["before-start", "after-hello"])
+def test_a_client_gone_from_the_event_stream_leaves_no_watcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, gone: str
+) -> None:
+    """A client that goes away before the response starts (or after its first event) leaves no
+    watcher in the hub: a watcher left behind would pin the match's feed for the life of the
+    server, one per such request.  The app is called at the ASGI level, the client's going made
+    exact: the server's ``send`` fails as it does for a closed connection."""
+    import gc
+
+    from store.helpers import sample
+
+    from arena.store.adhoc import start_adhoc_match
+    from arena.store.bots import add_bot
+    from arena.store.db import Database
+    from arena.web.app import create_app
+
+    monkeypatch.delenv("ARENA_LIVE_SOCKET", raising=False)
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    version = add_bot(db, "greedy", sample("greedy"))
+    assert version.id is not None
+    match_id = start_adhoc_match(db, 1, [version.id, version.id])  # running: its stream would not end
+    app = create_app(db)
+    hub = app.state.live_hub
+    assert hub is not None
+    watched_while_streaming: list[bool] = []
+
+    async def client() -> None:
+        went = asyncio.Event()
+        asked = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal asked
+            if not asked:
+                asked = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await went.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if gone == "before-start" or message["type"] == "http.response.body":
+                if message["type"] == "http.response.body":  # the hello event: the stream is on
+                    with hub.lock:
+                        watched_while_streaming.append(bool(hub.watchers.get(match_id)))
+                went.set()
+                raise OSError("the client closed the connection")
+
+        scope = {
+            "type": "http", "asgi": {"version": "3.0", "spec_version": spec}, "http_version": "1.1",
+            "method": "GET", "scheme": "http", "path": f"/api/live/{match_id}/events", "raw_path": b"",
+            "root_path": "", "query_string": b"", "headers": [(b"host", b"test")],
+            "client": ("127.0.0.1", 1), "server": ("test", 80),
+        }  # fmt: skip
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(app(scope, receive, send), timeout=20)
+        for _ in range(50):  # an abandoned stream is closed by the loop's finalizer
+            gc.collect()
+            await asyncio.sleep(0.02)
+            with hub.lock:
+                if not hub.watchers.get(match_id):
+                    return
+
+    try:
+        asyncio.run(client())
+        with hub.lock:
+            left = len(hub.watchers.get(match_id, ()))
+        assert left == 0, f"{left} watcher(s) left behind by a client that went away ({gone})"
+        if gone == "after-hello":
+            assert watched_while_streaming == [True]  # the check above can see a watcher
+    finally:
+        hub.close()
+        db.close()

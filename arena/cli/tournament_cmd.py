@@ -18,7 +18,7 @@ from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
 from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database
-from arena.store.lease import LeaseHolder, lease_holder
+from arena.store.lease import LeaseHolder, coordinated, lease_holder, shown_status
 from arena.store.retry import failure_line, retried
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
 from arena.termui import make_console
@@ -377,6 +377,7 @@ def list_() -> None:
     """List tournaments, newest first."""
     with database(readonly=True) as db:
         items = list_tournaments(db)
+        live = coordinated(db, [t.id for t, _ in items if t.id is not None and t.status == "running"])
     if not items:
         typer.echo("no tournaments yet; start one with 'arena tournament run BOT BOT ...'")
         return
@@ -400,7 +401,7 @@ def list_() -> None:
             t.name,
             t.format,
             t.table_sizes,
-            t.status,
+            shown_status(t.status, t.id in live),
             str(c.get("finished", 0)),
             str(c.get("queued", 0)),
             str(c.get("running", 0)),

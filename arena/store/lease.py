@@ -22,14 +22,14 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, text, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Session, col
+from sqlmodel import Session, col, select
 
 from arena.lifecycle import ProcessRef, process_start
 
@@ -108,6 +108,12 @@ class LeaseHolder:
     def gone_from(self, host: str) -> bool:
         """Whether the holder ran on ``host`` (this one) and that process no longer runs."""
         return self.host == host and not ProcessRef(self.pid, self.pid_start).alive()
+
+    def live(self) -> bool:
+        """Whether the holder still coordinates: its lease has not expired and, when it ran on
+        this host, its process still runs (the rule by which a new coordinator would take the
+        lease over)."""
+        return not (self.expired() or self.gone_from(socket.gethostname()))
 
 
 def _now(session: Session) -> datetime:
@@ -288,6 +294,30 @@ def coordinator_lease(
         yield lease
     finally:
         lease.release()
+
+
+def coordinated_in(session: Session, tournament_ids: Sequence[int]) -> set[int]:
+    """Those of ``tournament_ids`` that a live coordinator runs now (:meth:`LeaseHolder.live`)."""
+    if not tournament_ids:
+        return set()
+    rows = session.exec(
+        select(CoordinatorLease).where(col(CoordinatorLease.tournament_id).in_(list(tournament_ids)))
+    ).all()
+    now = _now(session)
+    return {row.tournament_id for row in rows if LeaseHolder.of(row, now).live()}
+
+
+def coordinated(db: Database, tournament_ids: Sequence[int]) -> set[int]:
+    """:func:`coordinated_in` in a session of its own."""
+    with db.session() as session:
+        return coordinated_in(session, tournament_ids)
+
+
+def shown_status(status: str, is_coordinated: bool) -> str:
+    """A tournament's status as listings show it: a ``running`` tournament that no live
+    coordinator runs (Ctrl-C, a crash, a killed process) is ``interrupted`` (``arena tournament
+    resume`` finishes it); every other status as stored."""
+    return "interrupted" if status == "running" and not is_coordinated else status
 
 
 def lease_holder(db: Database, tournament_id: int) -> LeaseHolder | None:

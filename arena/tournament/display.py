@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 import time
 from collections.abc import Mapping
@@ -133,7 +132,7 @@ def tournament_state(
         return f"created, not started; start it with 'arena tournament start {tournament_id}'"
     if status != "running":
         return status
-    if holder is not None and not (holder.expired() or holder.gone_from(socket.gethostname())):
+    if holder is not None and holder.live():
         return f"running, coordinated by {holder.describe()}"
     if left == 0:
         return f"interrupted with every match played; 'arena tournament resume {tournament_id}' finishes it"

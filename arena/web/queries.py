@@ -21,6 +21,7 @@ from sqlmodel import Session, col, select
 from arena.endings import is_forfeit, known_terminations, match_label
 from arena.engine.variants import rules_label
 from arena.store.db import Database, StoreError
+from arena.store.lease import coordinated_in, shown_status
 from arena.store.models import (
     Bot,
     BotVersion,
@@ -491,7 +492,9 @@ def _counts(session: Session, ids: list[int]) -> dict[int, dict[str, int]]:
     return out
 
 
-def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str]) -> TournamentRow:
+def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str], live: set[int]) -> TournamentRow:
+    """The row of ``t``; its status ``interrupted`` when it is running and its id is not in
+    ``live`` (the tournaments a live coordinator runs: :func:`arena.store.lease.shown_status`)."""
     assert t.id is not None
     control = time_control_of(t)
     return TournamentRow(
@@ -503,7 +506,7 @@ def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str]) -> T
         t.seed,
         t.move_time,
         t.bank,
-        t.status,
+        shown_status(t.status, t.id in live),
         t.created_at,
         t.finished_at,
         counts,
@@ -525,8 +528,10 @@ def list_tournaments(db: Database, *, page: int = 1, per_page: int = 50) -> Page
             .limit(per_page)
             .offset((page - 1) * per_page)
         ).all()
-        counts = _counts(session, [t.id for t in ts if t.id is not None])
-        return Page([_tournament_row(t, counts[t.id or 0], []) for t in ts], page, per_page, total)
+        ids = [t.id for t in ts if t.id is not None]
+        counts = _counts(session, ids)
+        live = coordinated_in(session, [t.id for t in ts if t.id is not None and t.status == "running"])
+        return Page([_tournament_row(t, counts[t.id or 0], [], live) for t in ts], page, per_page, total)
 
 
 def get_tournament(db: Database, tournament_id: int) -> TournamentRow | None:
@@ -541,7 +546,9 @@ def get_tournament(db: Database, tournament_id: int) -> TournamentRow | None:
             ).all()
         )
         names = _names(session, vids)
-        return _tournament_row(t, _counts(session, [tournament_id])[tournament_id], sorted(names.values()))
+        live = coordinated_in(session, [tournament_id] if t.status == "running" else [])
+        counts = _counts(session, [tournament_id])[tournament_id]
+        return _tournament_row(t, counts, sorted(names.values()), live)
 
 
 def bot_names(db: Database) -> list[str]:

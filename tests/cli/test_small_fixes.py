@@ -79,6 +79,7 @@ def test_tournament_progress_and_show_tell_the_truth(home: Path) -> None:
         assert not any("1/4" in line for line in lines), lines
         running = run_arena(["tournament", "show", "1"], home)
         assert "status running, coordinated by pid" in running.stdout, running.stdout
+        assert _listed_status(home) == "running"
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=60)
     finally:
@@ -91,6 +92,30 @@ def test_tournament_progress_and_show_tell_the_truth(home: Path) -> None:
     assert "status interrupted: no coordinator is running it, 4 matches left;" in shown.stdout, shown.stdout
     assert "resume with 'arena tournament resume 1'" in shown.stdout
     assert "status running" not in shown.stdout
+    # the listings say the same (they said "running" while nothing ran)
+    assert _listed_status(home) == "interrupted"
+
+
+def _listed_status(home: Path) -> tuple[str, ...] | str:
+    """Tournament 1's status in 'arena tournament list', the web's list and page (one value when
+    all three agree)."""
+    from arena.store.db import Database
+    from arena.web import queries
+
+    listed = run_arena(["tournament", "list"], home)
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("│ 1 "))
+    cli = row.split("│")[5].strip()
+    db = Database(f"sqlite:///{home / 'arena.db'}")
+    try:
+        web_list = queries.list_tournaments(db).items[0].status
+        page = queries.get_tournament(db, 1)
+        assert page is not None
+        web_page = page.status
+    finally:
+        db.close()
+    seen = (cli, web_list, web_page)
+    return cli if len(set(seen)) == 1 else seen
 
 
 def test_demo_prints_match_counts_in_words(home: Path) -> None:

@@ -22,13 +22,14 @@ from sqlmodel import select
 
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
+from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.sandbox import SandboxLimits, bwrap_problem
 from arena.store.bots import DuplicateUploadError, add_bot
 from arena.store.db import Database, StoreError, arena_home
 from arena.store.models import Match, MatchStatus
 from arena.store.tournaments import load_replay, status_counts
 from arena.termui import make_console
-from arena.tournament.display import TournamentDisplay
+from arena.tournament.display import TournamentDisplay, stopped_message
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import create
 
@@ -145,8 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.move_time:g}s per decision; seed {seed} (the same matches again: "
         f"./dev demo --seed {seed})."
     )
-    with TournamentDisplay(f"tournament {t.id}", total=total) as display:
-        run_tournament(db, t.id, jobs=args.jobs, progress=display)
+    try:
+        with StopSignals(), TournamentDisplay(f"tournament {t.id}", total=total) as display:
+            run_tournament(db, t.id, jobs=args.jobs, progress=display)
+    except Stopped as stop:  # Ctrl-C, SIGTERM, SIGHUP: one line, the results kept (as 'arena tournament')
+        print(f"error: {stopped_message(db, t.id, stop, arena_command())}", file=sys.stderr)
+        db.close()
+        return exit_status(stop.signum)
     rows = leaderboard(db, tournament_id=t.id, system="pl")
     store_ratings(db, rows, "pl", f"tournament:{t.id}")
     console.print(render(rows, "pl", f"Demo tournament {t.id}"))
@@ -176,5 +182,15 @@ def arena_command() -> str:
         return str(script.absolute())
 
 
+def run() -> int:
+    """``main`` with a Ctrl-C outside the tournament (while registering the bots, before the
+    first match) ending in one line and status 130, like every ``arena`` command."""
+    try:
+        return main()
+    except KeyboardInterrupt:
+        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

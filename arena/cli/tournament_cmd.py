@@ -22,7 +22,7 @@ from arena.store.lease import LeaseHolder, coordinated, lease_holder, shown_stat
 from arena.store.retry import failure_line, retried
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
 from arena.termui import make_console
-from arena.tournament.display import TournamentDisplay, tournament_state
+from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
@@ -175,20 +175,6 @@ def _where(jobs: int | None, cluster: str | None, local_cluster: int | None, pin
         raise typer.BadParameter(f"use only one of {', '.join(given)}", param_hint=given[1])
 
 
-def _stopped_message(db: Database, tournament_id: int, stop: Stopped) -> str:
-    """``stopped by SIGTERM: 7 of 18 matches finished, 11 queued; resume with '...'``."""
-    try:
-        counts = status_counts(db, tournament_id)
-    except Exception:  # the database is away: the resume advice still holds
-        return f"{stop.how()}; resume with 'arena tournament resume {tournament_id}'"
-    total = sum(counts.values())
-    rest = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()) if k != "finished")
-    told = f"{stop.how()}: {counts.get('finished', 0)} of {total} matches finished"
-    if counts.get("queued", 0) + counts.get("running", 0) == 0:
-        return f"{told}{f', {rest}' if rest else ''}; nothing left to play"
-    return f"{told}, {rest}; resume with 'arena tournament resume {tournament_id}'"
-
-
 def _waiting(tournament_id: int) -> Callable[[LeaseHolder], None]:
     def told(holder: LeaseHolder) -> None:
         typer.echo(f"waiting for tournament {tournament_id}, which is run by {holder.describe()}", err=True)
@@ -265,7 +251,7 @@ def _run(
                     pin=pin,
                 )
     except Stopped as stop:
-        raise fail(_stopped_message(db, tournament_id, stop), exit_status(stop.signum)) from None
+        raise fail(stopped_message(db, tournament_id, stop), exit_status(stop.signum)) from None
     except KeyboardInterrupt:  # a Ctrl-C with no StopSignals in charge (it restores on exit)
         raise fail(f"interrupted; resume with 'arena tournament resume {tournament_id}'", 130) from None
     counts, rows = _final_table(db, tournament_id)

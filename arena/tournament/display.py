@@ -15,11 +15,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.endings import is_forfeit, win_share
+from arena.store.tournaments import status_counts
 from arena.termui import make_console
 
 from .runner import Progress as RunProgress
 
 if TYPE_CHECKING:
+    from arena.lifecycle import Stopped
+    from arena.store.db import Database
     from arena.store.lease import LeaseHolder
 
 
@@ -94,8 +97,14 @@ class TournamentDisplay:
             leader = max(
                 self.standings.items(), key=lambda kv: kv[1].wins / max(1, kv[1].games), default=None
             )
-            lead = f"; leading: {leader[0]}" if leader else ""
-            rate = (p.done + p.failed) / max(1e-9, now - self.started)
+            # the live table's order (win share so far), not the final ranking by rating: named for what it is
+            lead = (
+                f"; top win share: {leader[0]} ({leader[1].wins / max(1, leader[1].games):.2f})"
+                if leader
+                else ""
+            )
+            played = max(0, p.done + p.failed - self.done)  # in this run (a resume starts at done)
+            rate = played / max(1e-9, now - self.started)
             print(
                 f"{self.title}: {p.done}/{p.total} matches done"
                 f"{f', {p.failed} failed' if p.failed else ''} ({rate:.1f}/s){lead}",
@@ -140,3 +149,19 @@ def tournament_state(
         f"interrupted: no coordinator is running it, {left} match{'es' if left != 1 else ''} left; "
         f"resume with 'arena tournament resume {tournament_id}'"
     )
+
+
+def stopped_message(db: Database, tournament_id: int, stop: Stopped, command: str = "arena") -> str:
+    """``stopped by SIGTERM: 7 of 18 matches finished, 11 queued; resume with '...'`` (the resume
+    command called as ``command``: how this shell calls ``arena``)."""
+    resume = f"resume with '{command} tournament resume {tournament_id}'"
+    try:
+        counts = status_counts(db, tournament_id)
+    except Exception:  # the database is away: the resume advice still holds
+        return f"{stop.how()}; {resume}"
+    total = sum(counts.values())
+    rest = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()) if k != "finished")
+    told = f"{stop.how()}: {counts.get('finished', 0)} of {total} matches finished"
+    if counts.get("queued", 0) + counts.get("running", 0) == 0:
+        return f"{told}{f', {rest}' if rest else ''}; nothing left to play"
+    return f"{told}, {rest}; {resume}"

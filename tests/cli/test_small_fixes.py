@@ -225,3 +225,48 @@ def test_arena_version(home: Path) -> None:
     assert re.fullmatch(r"arena \d+\.\d+\.\d+; rules version '1' \(standard\), also .*\n", run.stdout), (
         run.stdout
     )
+
+
+def test_ctrl_c_in_the_demo_is_one_line_with_the_resume_command(home: Path) -> None:
+    """Ctrl-C in './dev demo' (the first command a newcomer runs) ends like 'arena tournament':
+    one line with the counts and the resume command, status 130, no traceback; the resume then
+    finishes the tournament."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.demo", "--games", "2", "--move-time", "0.05", "--jobs", "1",
+         "--seed", "5"],
+        cwd=home, env=arena_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    err_lines: list[str] = []
+    assert proc.stderr is not None
+    pump = threading.Thread(target=lambda: err_lines.extend(proc.stderr or ()), daemon=True)
+    pump.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not any("matches done (" in line for line in err_lines):  # a match has finished
+            assert time.monotonic() < deadline and proc.poll() is None, err_lines
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
+        proc.wait(timeout=60)
+        pump.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = "".join(err_lines)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    line = next(line for line in err.splitlines() if line.startswith("error: "))
+    found = re.fullmatch(
+        r"error: interrupted \(Ctrl-C\): (\d+) of 80 matches finished, .*; resume with '(.+) tournament "
+        r"resume 1'",
+        line,
+    )
+    assert found is not None, err
+    command = found.group(2)
+    resumed = subprocess.run(
+        [command if command != "arena" else str(ARENA), "tournament", "resume", "1", "--jobs", "2"],
+        cwd=home, env=arena_env(home), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert "matches: 80 finished." in resumed.stderr

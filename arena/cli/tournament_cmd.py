@@ -17,8 +17,9 @@ from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
 from arena.store.crosstable import CrossTable, cross_table
-from arena.store.db import Database
+from arena.store.db import Database, arena_home
 from arena.store.lease import LeaseHolder, coordinated, lease_holder, shown_status
+from arena.store.results import first_forfeits
 from arena.store.retry import failure_line, retried
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
 from arena.termui import make_console
@@ -258,6 +259,36 @@ def _run(
     make_console().print(render(rows, "pl", f"Tournament {tournament_id}: {t.name}"))
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     typer.echo(f"matches: {summary}. Replays: 'arena replays list --tournament {tournament_id}'.", err=True)
+    for line in _forfeit_notes(db, tournament_id, rows):
+        typer.echo(line, err=True)
+
+
+def _forfeit_notes(db: Database, tournament_id: int, rows: list[LeaderRow]) -> list[str]:
+    """One line per bot that forfeited: how often, and the first forfeit's reason and detail (a
+    crashing bot file is otherwise only a count in the table), with where to read more."""
+    lossy = [r for r in rows if r.forfeits]
+    if not lossy:
+        return []
+    try:
+        first = retried(lambda: first_forfeits(db, tournament_id))
+    except SQLAlchemyError:  # the table is out; the details are one 'arena replays show' away
+        return []
+    logs = arena_home() / "logs" / f"tournament-{tournament_id}"
+    where = f"; the bots' logs: {logs}/" if logs.is_dir() else ""
+    out = []
+    for r in lossy:
+        found = first.get(r.bot)
+        if found is None:
+            continue
+        mid, detail = found
+        detail = " ".join(detail.split())
+        if len(detail) > 200:
+            detail = detail[:199] + "…"
+        out.append(
+            f"note: {r.bot} forfeited {r.forfeits} of {r.games} games; the first (match {mid}, "
+            f"'arena replays show {mid}'): {detail}{where}"
+        )
+    return out
 
 
 @app.command("run")

@@ -188,3 +188,28 @@ def bot_stats(
                 st.by_reason[reason] = st.by_reason.get(reason, 0) + 1
                 st.timeouts += reason is Reason.TIMEOUT
     return stats
+
+
+def first_forfeits(db: Database, tournament_id: int) -> dict[str, tuple[int, str]]:
+    """Per bot version display name, of the tournament's finished matches: the match id and the
+    recorded detail (the referee's words, e.g. the bot's last stderr line) of its first forfeit.
+    Versions that never forfeited are absent."""
+    columns: list[Any] = [
+        MatchSeat.bot_version_id,
+        MatchSeat.match_id,
+        MatchSeat.termination,
+        MatchSeat.detail,
+    ]
+    query = (
+        sa_select(*columns)
+        .join(Match, col(MatchSeat.match_id) == col(Match.id))
+        .where(col(Match.tournament_id) == tournament_id, col(Match.status) == MatchStatus.FINISHED)
+        .order_by(col(MatchSeat.match_id), col(MatchSeat.seat))
+    )  # fmt: skip
+    first: dict[int, tuple[int, str]] = {}
+    with db.session() as session:
+        for vid, mid, termination, detail in session.connection().execute(query).all():
+            if vid not in first and is_forfeit(termination):
+                first[vid] = (int(mid), f"{termination}: {detail}" if detail else str(termination))
+    names = version_names(db, sorted(first))
+    return {names[v]: found for v, found in first.items()}

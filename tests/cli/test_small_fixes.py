@@ -270,3 +270,20 @@ def test_ctrl_c_in_the_demo_is_one_line_with_the_resume_command(home: Path) -> N
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     assert "matches: 80 finished." in resumed.stderr
+
+
+def test_a_tournament_run_says_why_a_bot_forfeited(home: Path) -> None:
+    """A bot file that cannot start forfeits every game; after the table the run says why (the
+    first forfeit's reason and detail, the match to show, the logs' folder): in the table it was
+    only a count."""
+    (home / "bad_bot.py").write_text("import sys\nthis is not python(\n")
+    (home / "bad_bot.py").chmod(0o755)
+    run = run_arena(["tournament", "run", "bad_bot.py", "random", "--games", "1", "--no-sandbox"], home)
+    assert run.returncode == 0, run.stderr
+    notes = [line for line in run.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1, run.stderr  # random forfeits nothing: no line for it
+    assert re.fullmatch(
+        r"note: file:bad_bot\.py forfeited 2 of 2 games; the first \(match \d+, 'arena replays show \d+'\): "
+        r"crashed: .*SyntaxError.*; the bots' logs: .*/logs/tournament-1/",
+        notes[0],
+    ), notes[0]

@@ -110,7 +110,7 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
             raise BotRefError(f"{exc} ({where})") from None
         if _removed(db, name):  # removed from new matches: not silently replaced by a sample
             raise UnknownBotError(
-                f"{exc} ({where}: {name} was removed; 'arena bots add {name} PATH' brings it back)"
+                f"{exc} ({where}: {name} was removed; {comeback(db, name)} brings it back)"
             ) from None
         return None, f"not a registered bot {where} ({exc})"
     if version.kind != "local":
@@ -219,6 +219,34 @@ def resolve_for_reading(refs: list[str]) -> list[ResolvedBot]:
     finally:
         if db is not None:
             db.close()
+
+
+def comeback(db: Database, name: str) -> str:
+    """The command that brings the removed bot ``name`` back: ``'arena bots add NAME FILE'`` with
+    its last version's file (its copy in the artifact store) or, for a sample name without one, the
+    sample's file; ``PATH`` when there is neither."""
+    from arena.store.bots import artifact_path, bot_versions
+
+    path: Path | None = None
+    try:
+        _, versions = bot_versions(db, name)
+        last = next((v for v in versions if v.kind == "local" and v.artifact), None)
+        if last is not None and artifact_path(last).is_file():
+            path = artifact_path(last)
+    except Exception:
+        path = None
+    if path is None:
+        path = sample_bots().get(name)
+    shown = "PATH" if path is None else _relative(path)
+    return f"'arena bots add {name} {shown}'"
+
+
+def _relative(path: Path) -> str:
+    """``path`` relative to the working directory when it lies under it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path.resolve())
 
 
 def _removed(db: Database, name: str) -> bool:

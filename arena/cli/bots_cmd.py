@@ -203,8 +203,10 @@ def show(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
 @app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
     """Remove a bot from listings and new tournaments (its versions and results are kept)."""
+    from arena.botref import comeback
     from arena.store.bots import remove_bot
 
     with database() as db:
         remove_bot(db, name)
-    typer.echo(f"removed {name} (history kept; 'arena bots add {name} PATH' brings it back)")
+        back = comeback(db, name)
+    typer.echo(f"removed {name} (history kept; {back} brings it back)")

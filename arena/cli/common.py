@@ -65,22 +65,66 @@ def explain(exc: Exception, where: str | None = None) -> str:
     message = str(exc)
     if isinstance(exc, CorruptReplayError):
         message += DAMAGED_ADVICE
-    if where is not None and _not_found(exc):
+    if where is not None and _not_found(exc) and "in the database " not in message:  # said once
         by_env = os.environ.get("ARENA_DATABASE_URL") or os.environ.get("ARENA_HOME")
         chosen = "" if by_env else f"; {how_chosen()}"
         message += f" (looked in the database {where}{chosen})"
     return message
 
 
+def missing_sqlite_file() -> Path | None:
+    """The SQLite file the chosen database would be, when it does not exist yet (None: it exists,
+    or the database is not a SQLite file)."""
+    from arena.store.location import plain_sqlite_path
+
+    url = database_url()
+    path = plain_sqlite_path(url)
+    if path is None and url.startswith("sqlite"):
+        from arena.store.db import sqlite_path
+
+        path = sqlite_path(url)
+    return path if path is not None and not path.exists() else None
+
+
+def refuse_unknown_bots(refs: list[str]) -> None:
+    """Before a write command creates a new database: exit 2 when a bot it names is no bot (with
+    no database there are no registered bots), so that a mistyped name in the wrong folder does
+    not leave an empty database behind.  Does nothing when the database exists."""
+    missing = missing_sqlite_file()
+    if missing is None:
+        return
+    from arena.botref import BotRefError, resolve
+
+    no_db = (
+        f"not a registered bot (there is no database at {missing} yet, so no bot is registered: "
+        f"{how_chosen()})"
+    )
+    try:
+        for ref in refs:
+            resolve(ref, None, no_db=no_db)
+    except BotRefError as exc:
+        raise fail(str(exc), 2) from None
+
+
 @contextmanager
-def database(*, readonly: bool = False) -> Iterator[Database]:
+def database(*, readonly: bool = False, existing: bool = False) -> Iterator[Database]:
     """Open the database; expected errors become a clear message and exit 1 (2 for a bot named
     on the command line that is no bot: a usage error, as in ``arena match``).
 
     ``readonly=True`` is for commands that only read: nothing is created, written or migrated
     (see :class:`arena.store.db.Database`), so they also work on a read-only data directory.
-    Otherwise the database is created or upgraded, and a damaged SQLite file is refused."""
+    Otherwise the database is created or upgraded, and a damaged SQLite file is refused;
+    ``existing=True`` (a command about something stored, e.g. a tournament to resume) refuses a
+    missing SQLite file instead of creating an empty one, with the read-only open's message."""
     from arena.store.db import Database  # the ORM loads only for commands that open the database
+
+    missing = missing_sqlite_file() if existing and not readonly else None
+    if missing is not None:
+        raise fail(
+            f"there is no database at {missing} ({how_chosen()}); this command works on what is "
+            f"stored there, so it did not create an empty one. Set ARENA_HOME to your data directory "
+            f"(or ARENA_DATABASE_URL to a database URL)."
+        )
 
     try:
         db = Database(readonly=readonly)

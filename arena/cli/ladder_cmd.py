@@ -184,9 +184,12 @@ def show(
         board = ladder_board(db, min_games=min_games)
     if board is None:
         raise fail("there is no ladder yet; start one with 'arena ladder run'")
+    typer.echo(
+        f"{'#':>3} {'bot':<24} {'mu-3sigma':>9}  (ranked by it; fewer than {min_games} games: provisional)"
+    )
     for row in board.rows:
         place = str(row.rank) if row.rank is not None else "-"
         typer.echo(
-            f"{place:>3} {row.bot:<24} {row.conservative:7.2f}  mu {row.mu:6.2f} sigma {row.sigma:5.2f}  "
+            f"{place:>3} {row.bot:<24} {row.conservative:9.2f}  mu {row.mu:6.2f} sigma {row.sigma:5.2f}  "
             f"{row.games} games{'  (provisional)' if row.provisional else ''}"
         )

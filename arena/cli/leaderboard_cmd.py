@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -78,17 +79,25 @@ def show(
 
 @app.command("publish")
 def publish_(
-    name: Annotated[str, typer.Argument(help="a definition leaderboards/NAME.toml")],
+    name: Annotated[
+        str, typer.Argument(help="a definition: NAME for leaderboards/NAME.toml, or the path of a .toml file")
+    ],
     jobs: Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: cores)")] = None,
 ) -> None:
     """Run a standing leaderboard and write its standings (Markdown + JSON) next to it."""
-    from arena.publish import LeaderboardDefinitionError, publish
+    from arena.publish import LEADERBOARDS, LeaderboardDefinitionError, publish
     from arena.tournament.display import TournamentDisplay
 
+    folder = LEADERBOARDS
+    if name.endswith(".toml") or "/" in name:  # a path: the definition's file, the output beside it
+        given = Path(name).expanduser()
+        if not given.is_file():
+            raise fail(f"no leaderboard definition {given.resolve()}: no such file", 2)
+        folder, name = given.resolve().parent, given.stem
     with database() as db:
         try:
             with TournamentDisplay(f"leaderboard {name}") as display:
-                rows, md, js = publish(db, name, jobs=jobs, progress=display)
+                rows, md, js = publish(db, name, jobs=jobs, progress=display, folder=folder)
         except LeaderboardDefinitionError as exc:
             raise fail(str(exc), 2) from None
     make_console().print(render(rows, "pl", f"Leaderboard {name}"))

@@ -23,7 +23,7 @@ from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
-from .common import refuse_path
+from .common import refuse_path, refuse_unknown_bots
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -86,6 +86,8 @@ def match(
     chosen = parse_rules(rules)
     from arena.store.db import Database, StoreError, arena_home
 
+    if record:  # neither a new database nor its logs folder for a match that cannot be played
+        refuse_unknown_bots(bots)
     logs = logs or arena_home() / "logs" / "matches"
     refuse_path(logs, folder_problem(logs))
     if out is not None:

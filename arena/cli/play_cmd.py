@@ -187,7 +187,7 @@ def play_app(db: Database | None, registry: PlayRegistry, pace: int) -> FastAPI:
     if db is not None:
         from arena.web.app import create_app
 
-        app = create_app(db)
+        app = create_app(db, live=False)  # no warning when an 'arena web' holds the live channel
     else:
         from arena.web.head import HeadAsGet
 

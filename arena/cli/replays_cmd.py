@@ -254,13 +254,22 @@ def _ending(result: dict[str, Any], names: list[str]) -> str:
 
 def _export_format(fmt: str | None, out: Path | None) -> str:
     """The export format: ``--format`` when given, else the one ``--out``'s extension names
-    (.html, .json, .jsonl), else jsonl."""
+    (.html, .json, .jsonl), else jsonl (with a note on stderr when ``--out`` has another
+    extension: the file's name then says nothing of what it holds)."""
     if fmt is not None:
         if fmt not in FORMATS:
             raise typer.BadParameter(f"choose from {', '.join(FORMATS)}", param_hint="--format")
         return fmt
     suffix = out.suffix.lower().lstrip(".") if out is not None else ""
-    return suffix if suffix in FORMATS else "jsonl"
+    if suffix in FORMATS:
+        return suffix
+    if out is not None and suffix:
+        typer.echo(
+            f"note: {out.name}'s extension names no export format (.jsonl, .json, .html): writing "
+            f"jsonl, the game record; --format chooses another",
+            err=True,
+        )
+    return "jsonl"
 
 
 @app.command()

@@ -28,7 +28,7 @@ from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
 
-from .common import database, fail
+from .common import database, fail, refuse_unknown_bots
 from .rules_option import RULES_HELP, parse_rules
 
 app = typer.Typer(
@@ -317,6 +317,7 @@ def run(
 ) -> None:
     """Create a tournament and run it to the end, then print its leaderboard."""
     _where(jobs, cluster, local_cluster, pin)
+    refuse_unknown_bots(bots)
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)
@@ -349,6 +350,7 @@ def create_(
 ) -> None:
     """Create a tournament (its first matches queued: all of them for round robin and gauntlet,
     round 1 for Swiss and knockout) and print its id; start it with 'start ID'."""
+    refuse_unknown_bots(bots)
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)
@@ -370,7 +372,7 @@ def start(
 ) -> None:
     """Run a created tournament's queued matches."""
     _where(jobs, cluster, local_cluster, pin)
-    with database() as db:
+    with database(existing=True) as db:
         _run(db, tournament_id, jobs, cluster, local_cluster, wait, pin)
 
 
@@ -385,7 +387,7 @@ def resume(
 ) -> None:
     """Finish an interrupted tournament: unfinished matches are played, finished ones kept."""
     _where(jobs, cluster, local_cluster, pin)
-    with database() as db:
+    with database(existing=True) as db:
         _run(db, tournament_id, jobs, cluster, local_cluster, wait, pin)
 
 

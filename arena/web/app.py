@@ -163,8 +163,10 @@ def _page_links(page: Page[Any], base: str, args: dict[str, str]) -> dict[str, s
     }
 
 
-def create_app(db: Database) -> FastAPI:
-    """The web app over an open database (read-only use)."""
+def create_app(db: Database, *, live: bool = True) -> FastAPI:
+    """The web app over an open database (read-only use).  ``live=False`` opens no live channel
+    (``arena play``: its own game is on its page; the ladder's live matches are left to the
+    ``arena web`` or ``arena serve`` of the database, which may hold the channel already)."""
     app = FastAPI(
         title="Pool Arena",
         description="Leaderboard, tournaments, matches and replays of Cool am Pool bot matches.",
@@ -287,7 +289,7 @@ def create_app(db: Database) -> FastAPI:
     app.include_router(analysis_router(db))  # /matches/{id}/analysis (arena/strength/analysis.py)
     from . import ladder_routes, live_routes
 
-    app.state.live_hub = live_routes.start_hub(db)  # the ladder's live events (arena/live)
+    app.state.live_hub = live_routes.start_hub(db) if live else None  # the ladder's live events
     if app.state.live_hub is not None:  # its socket file goes with the process (the servers of
         atexit.register(app.state.live_hub.close, wait=False)  # arena/web/server.py close it
     # when they stop; a kill -9 leaves it, and the next hub of this database replaces it)

@@ -287,3 +287,34 @@ def test_a_tournament_run_says_why_a_bot_forfeited(home: Path) -> None:
         r"crashed: .*SyntaxError.*; the bots' logs: .*/logs/tournament-1/",
         notes[0],
     ), notes[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (
+            ["tournament", "resume", "3"],
+            1,
+            "works on what is stored there, so it did not create an empty one",
+        ),
+        (["tournament", "start", "1"], 1, "works on what is stored there, so it did not create an empty one"),
+        (["match", "greedy", "nosuchbot"], 2, "no bot 'nosuchbot'"),
+        (["tournament", "run", "greedy", "nosuch"], 2, "no bot 'nosuch'"),
+        (["tournament", "create", "greedy", "nosuch"], 2, "no bot 'nosuch'"),
+    ],
+)
+def test_a_failing_command_in_the_wrong_folder_leaves_no_database(
+    tmp_path: Path, args: list[str], code: int, says: str
+) -> None:
+    """A write command that fails at once (an id or a bot that cannot be there: there is no
+    database) does not create an empty database or folder: the next read command would
+    otherwise find an empty database instead of saying there is none."""
+    home = tmp_path / "arena-data"  # not there yet, as in a folder never used
+    run = run_arena(args, tmp_path, ARENA_HOME=str(home))
+    assert run.returncode == code, run.stderr
+    assert says in run.stderr, run.stderr
+    if "no bot" in says:
+        assert f"there is no database at {home / 'arena.db'} yet, so no bot is registered" in run.stderr
+    assert not home.exists(), sorted(p.name for p in home.rglob("*"))
+    after = run_arena(["leaderboard"], tmp_path, ARENA_HOME=str(home))
+    assert after.returncode == 1 and "there is no database at" in after.stderr, after.stderr

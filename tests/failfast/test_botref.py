@@ -4,6 +4,7 @@ for ``arena match``, ``arena evaluate`` and tournaments alike."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from arena.botref import BotRefError, resolve, sample_bots
+from arena.botref import BotRefError, comeback, resolve, sample_bots
 from arena.store.bots import add_bot, add_remote_bot, remove_bot, version_names
 from arena.store.db import Database
 from arena.store.models import TournamentEntry
@@ -91,4 +92,19 @@ def test_remote_and_removed_bots_are_refused(db: Database, home: Path) -> None:
         resolve("faraway", db)
     db.close()
     run = cli("match", "gone", "random", home=home, code=2)
-    assert "gone was removed; 'arena bots add gone PATH' brings it back" in run.stderr
+    # the hint names the file that brings it back: its last version's stored copy
+    found = re.search(r"gone was removed; 'arena bots add gone (\S+)' brings it back", run.stderr)
+    assert found is not None, run.stderr
+    assert Path(home, found.group(1)).read_bytes() == GREEDY.read_bytes()
+    run = cli("tournament", "run", "gone", "random", home=home, code=1)
+    assert run.stderr.count("in the database") + run.stderr.count("looked in the database") == 1, run.stderr
+    back = cli("bots", "add", "gone", found.group(1), "--no-check", home=home)  # as printed, from home
+    assert "added gone version 1" in back.stdout, back.stdout
+    # a removed sample name with no version of its own: the sample's file
+    db = Database(f"sqlite:///{home / 'arena.db'}")
+    try:
+        hint = comeback(db, "greedy")
+        assert hint.startswith("'arena bots add greedy ") and hint.endswith("'"), hint
+        assert Path(hint.split()[-1].strip("'")).resolve() == GREEDY.resolve()
+    finally:
+        db.close()

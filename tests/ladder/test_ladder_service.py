@@ -224,7 +224,11 @@ def test_ladder_show(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
                               max_tables=2)  # fmt: skip
     run_ladder(db, settings, jobs=2)
     db.close()
-    shown = cli_inproc(arena_home, sqlite_url, "ladder", "show", "--min-games", "3").stdout.splitlines()
+    head, *shown = cli_inproc(
+        arena_home, sqlite_url, "ladder", "show", "--min-games", "3"
+    ).stdout.splitlines()
+    assert head.split()[:3] == ["#", "bot", "mu-3sigma"], head  # the number ranked by is labelled
+    assert "fewer than 3 games: provisional" in head
     assert [line.split()[1] for line in shown] == ["g1", "r1"] or [line.split()[1] for line in shown] == [
         "r1",
         "g1",

@@ -218,6 +218,12 @@ def test_bad_leaderboard_definitions(db: Database, tmp_path: Path, arena_home: P
         LeaderboardDefinitionError, match=r"no leaderboard 'nosuch'.*known: broken, lonely, typo"
     ):
         publish(db, "nosuch", folder=folder)
+    # the command takes a definition's path too (its output goes beside it): the file is read
+    toml = str(folder / "typo.toml")
+    err = cli_inproc(arena_home, db.url, "leaderboard", "publish", toml, code=2).stderr
+    assert "bot 'gredy' is neither a sample bot" in err and "typo.toml" in err, err
+    err = cli_inproc(arena_home, db.url, "leaderboard", "publish", str(folder / "gone.toml"), code=2).stderr
+    assert f"no leaderboard definition {folder / 'gone.toml'}: no such file" in err, err
     assert list_bots(db, include_removed=True) == []
     with db.session() as session:
         assert session.exec(select(Tournament)).all() == []

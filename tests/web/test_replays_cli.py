@@ -171,6 +171,8 @@ def test_export_format_follows_the_extension_of_out(arena: Arena, env_home: EnvH
         r = run("replays", "export", str(mid), "--out", str(out))
         assert r.exit_code == 0, r.output
         assert f"wrote {out} (" in r.stderr and r.stderr.rstrip().endswith(f", {fmt})"), r.stderr
+        noted = f"note: {name}'s extension names no export format (.jsonl, .json, .html): writing jsonl"
+        assert (noted in r.stderr) == (name == "v.txt"), r.stderr  # an extension that says nothing
         written = out.read_text(encoding="utf-8")
         if fmt == "html":
             assert written.lstrip().lower().startswith("<!doctype html>"), written[:80]

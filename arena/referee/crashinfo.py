@@ -66,6 +66,8 @@ def crash_detail(
     line = exception_line(stderr_tail)
     if line:
         text += f": {line}"
+    elif before_connecting and how.endswith("with status 0"):  # a clean exit that never connected
+        text += " (it ended without an error and never connected: does the script start its bot, e.g. run()?)"
     if stream and not stream.startswith(GENERIC_STREAM_END):
         text += f" (stream: {stream})"
     return text

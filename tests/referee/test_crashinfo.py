@@ -88,3 +88,17 @@ def test_crash_detail_says_how_and_the_line_once() -> None:
     assert detail == (
         "the process exited with status 1 before connecting: Error: Cannot find module '@grpc/grpc-js'"
     )
+
+
+def test_a_clean_exit_before_connecting_asks_whether_the_bot_was_started() -> None:
+    """A script that defines a bot but never starts it exits 0 without a word: the detail says
+    what to look for (a crash with an error line, or after connecting, does not get the hint)."""
+    hint = "(it ended without an error and never connected: does the script start its bot, e.g. run()?)"
+    assert crash_detail("the process exited with status 0", "", before_connecting=True) == (
+        f"the process exited with status 0 before connecting {hint}"
+    )
+    assert hint not in crash_detail("the process exited with status 0", "")
+    assert hint not in crash_detail("the process exited with status 1", "", before_connecting=True)
+    assert hint not in crash_detail(
+        "the process exited with status 0", "ValueError: x", before_connecting=True
+    )

@@ -115,7 +115,7 @@ def database(*, readonly: bool = False, existing: bool = False) -> Iterator[Data
     (see :class:`arena.store.db.Database`), so they also work on a read-only data directory.
     Otherwise the database is created or upgraded, and a damaged SQLite file is refused;
     ``existing=True`` (a command about something stored, e.g. a tournament to resume) refuses a
-    missing SQLite file instead of creating an empty one, with the read-only open's message."""
+    missing SQLite file (exit 1, saying where it looked) instead of creating an empty one."""
     from arena.store.db import Database  # the ORM loads only for commands that open the database
 
     missing = missing_sqlite_file() if existing and not readonly else None

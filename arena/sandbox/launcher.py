@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
+from arena.safetext import printable
+
 from . import guard
 from .bwrap import SOCKET_DIR, require_bwrap, wrap
 from .cgroups import BotCgroup
@@ -112,7 +114,9 @@ class _Capture:
                 sink.close()
 
     def text(self) -> str:
-        return b"".join(self.tail)[-TAIL_BYTES:].decode("utf-8", "replace")
+        """The tail, decoded, its control characters escaped (:func:`arena.safetext.printable`:
+        it goes into forfeit details, the database and the operator's terminal)."""
+        return printable(b"".join(self.tail)[-TAIL_BYTES:].decode("utf-8", "replace"))
 
 
 class BotProcess:

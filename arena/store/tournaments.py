@@ -17,6 +17,7 @@ from sqlmodel import Session, col, func, select
 
 from arena.referee import MatchResult
 from arena.referee.timecontrol import TimeControl
+from arena.safetext import printable
 from arena.sandbox.limits import SandboxLimits
 from arena.tournament.task import MatchTask as MatchTask
 from arena.tournament.task import SeatTask as SeatTask
@@ -292,7 +293,8 @@ def _record_result(
         session.add(m)
         for s in session.exec(select(MatchSeat).where(MatchSeat.match_id == match_id)).all():
             o = result.seats[s.seat]
-            s.score, s.placing, s.termination, s.detail = o.score, o.placing, o.termination, o.detail or None
+            s.score, s.placing, s.termination = o.score, o.placing, o.termination
+            s.detail = printable(o.detail) if o.detail else None  # a bot's words: no NUL, no escapes
             s.think_total, s.think_max, s.decisions = o.think_total, o.think_max, o.decisions
             s.cpu_time = o.cpu_time
             session.add(s)
@@ -370,8 +372,8 @@ def _record_results(
                 o = result.seats[seat]
                 seat_values.append({
                     "m": mid, "s": seat, "score": o.score, "placing": o.placing, "termination": o.termination,
-                    "detail": o.detail or None, "think_total": o.think_total, "think_max": o.think_max,
-                    "decisions": o.decisions, "cpu_time": o.cpu_time,
+                    "detail": printable(o.detail) if o.detail else None, "think_total": o.think_total,
+                    "think_max": o.think_max, "decisions": o.decisions, "cpu_time": o.cpu_time,
                 })  # fmt: skip
             replays.append({"match_id": mid, "sha256": digest, "size": len(result.replay), "data": blob})
             recorded.append(m)
@@ -402,7 +404,7 @@ def record_failure(db: Database, match_id: int, error: str) -> None:
         if m is None or m.status == MatchStatus.FINISHED:
             return
         m.status = MatchStatus.FAILED
-        m.error = error[:2000]
+        m.error = printable(error[:2000])
         m.finished_at = utcnow()
         session.add(m)
 

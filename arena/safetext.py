@@ -1,0 +1,30 @@
+"""Text a bot controls, made safe to store and to print.
+
+A bot's stderr, the bytes it sends and the names it gives end up in forfeit details, logs, the
+terminal of whoever runs ``arena`` and the database.  Raw, they could carry a NUL (which
+PostgreSQL's text type refuses: the result of a whole match could then not be stored) or a
+terminal escape sequence (clearing the screen, rewriting the line that says who forfeited,
+setting the window title or the clipboard).  :func:`printable` writes every such character as a
+visible escape instead, so the text keeps what it says and loses what it could do.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls (ESC and CSI among them), lone surrogates
+# (not encodable as UTF-8), and the line/paragraph separators some terminals and viewers obey
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character except tab and newline (NUL, ESC, DEL, C1, a lone
+    surrogate, U+2028/U+2029) written as a visible escape (``\\x00``, ``\\x1b``, ``\\ud800``).
+    Safe to print on a terminal and to store in any database's text column; text without such
+    characters is returned unchanged (the same object)."""
+    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text

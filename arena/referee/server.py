@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.engine.variants import DEFAULT as DEFAULT_RULES
 from arena.engine.variants import Rules
@@ -28,6 +28,7 @@ from .authlimit import AuthLimiter, AuthLimits, peer_address, retry_after
 from .channel import Closed, CpuFn, EvidenceFn, Garbage, Message, Probe, Settle
 from .faults import Reason
 from .grpc_channel import GrpcSeatChannel, parser
+from .hardening import MAX_STREAMS_PER_CONNECTION, CheckOnlyHealth, raise_open_files_limit
 from .match import Match
 from .refusals import watch_receives
 from .result import MatchResult
@@ -121,7 +122,7 @@ class RefereeServer:
         self.address = ""
         self.listen_address = ""
         self._server: grpc.aio.Server | None = None
-        self._health = health.aio.HealthServicer()
+        self._health = CheckOnlyHealth()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,7 +145,9 @@ class RefereeServer:
             ("grpc.http2.max_pings_without_data", 0),
             ("grpc.http2.min_ping_interval_without_data_ms", 1000),
             ("grpc.so_reuseport", 0),
+            ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),  # a bot needs one
         ]
+        raise_open_files_limit()  # a bot's many connections cannot crowd its opponent's out
         server = grpc.aio.server(options=options)
         handler = grpc.method_handlers_generic_handler(
             SERVICE,

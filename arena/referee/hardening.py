@@ -1,0 +1,52 @@
+"""Limits that keep a bot's connections from costing the referee more than a bounded share.
+
+Every bot may run up to the sandbox's processes, each with its own open files, and each file may
+be a connection to the referee.  Two things keep that bounded:
+
+* :func:`raise_open_files_limit`: the referee's process takes the hard limit of open files as its
+  soft limit (often 1024 by default, against a hard limit of a million), so a bot holding a few
+  thousand connections cannot leave the referee unable to accept its opponent's (which would be
+  judged a no-show);
+* :data:`MAX_STREAMS_PER_CONNECTION`: a connection carries at most this many concurrent streams
+  (a bot needs one Play stream), and the health service answers ``Check`` only
+  (:class:`CheckOnlyHealth`): its ``Watch`` streams stayed open for as long as a bot liked, about
+  25 KB of the referee's memory each, outside the bot's own memory limit.
+"""
+
+from __future__ import annotations
+
+import resource
+
+import grpc
+from grpc_health.v1 import health, health_pb2
+
+MAX_STREAMS_PER_CONNECTION = 16
+"""Concurrent streams one HTTP/2 connection may open (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS)."""
+
+
+def raise_open_files_limit() -> tuple[int, int]:
+    """Raise this process's soft limit of open files to its hard limit (never lower it); return
+    the (soft, hard) limits now in force.  A limit the system refuses to raise stays as it was."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            return soft, hard
+        return target, hard
+    return soft, hard
+
+
+class CheckOnlyHealth(health.aio.HealthServicer):
+    """The standard gRPC health service without ``Watch`` (``UNIMPLEMENTED``, which the health
+    protocol tells clients to expect): ``Check`` answers as before."""
+
+    async def Watch(
+        self,
+        request: health_pb2.HealthCheckRequest,
+        context: grpc.aio.ServicerContext[health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse],
+    ) -> None:
+        await context.abort(
+            grpc.StatusCode.UNIMPLEMENTED, "Watch is not offered by the referee: call Check (it is cheap)"
+        )

@@ -59,7 +59,7 @@ class SeatLink:
     away_spent: float = 0.0  # seconds of time away already not charged, in decisions of this match
     setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
-    readies: int = 0
+    readies: int = 0  # Ready messages since the last request was sent (a flood is counted per decision)
     ignored: int = 0  # messages that answered nothing during the current request
 
     # ------------------------------------------------------------------ from the seat
@@ -131,6 +131,7 @@ class SeatLink:
         self.ids_sent.add(request.request_id)
         self.outages.clear()  # older outages cannot overlap this request
         self.ignored = 0
+        self.readies = 0  # a Ready sent again is ignored: only a flood within one decision counts
         self.send(request)
 
     # ------------------------------------------------------------------ reconnection

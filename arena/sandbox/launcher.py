@@ -326,6 +326,8 @@ class BotProcess:
         bot's cgroup is said as such, with the sandbox's memory limit (the exit status alone,
         137 or SIGKILL, does not tell it from any other kill)."""
         text = _exit_text(code)
+        if self.sandbox is not None and 128 < code < 128 + 65:  # bwrap passes a death by signal N
+            text += f" ({_signal_guess(code - 128)})"  # on as status 128 + N
         limit = self.sandbox.memory_mb if self.sandbox is not None else None
         if self.cgroup is not None and limit is not None and self.cgroup.oom_kills() > 0:
             text += f": out of memory, the sandbox's limit of {limit} MiB reached (the kernel killed it)"
@@ -535,6 +537,14 @@ def _wake_and_kill(guard_pid: int) -> None:
     whole process group (the guard's too) with SIGSTOP."""
     _kill(guard_pid, signal.SIGCONT)
     _kill(guard_pid, guard.KILL_SIGNAL)
+
+
+def _signal_guess(signum: int) -> str:
+    """``likely killed by SIGSEGV``: what a sandboxed exit status of 128 + ``signum`` usually is."""
+    try:
+        return f"likely killed by {signal.Signals(signum).name}"
+    except ValueError:
+        return f"likely killed by signal {signum}"
 
 
 def _exit_text(code: int) -> str:

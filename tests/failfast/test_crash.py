@@ -142,6 +142,21 @@ def test_bot_exiting_3_before_connecting(home: Path, tmp_path: Path, sandbox_arg
     assert _stored_forfeit(1)["detail"] == "the process exited with status 3 before connecting"
 
 
+def test_a_bot_killed_by_a_signal_says_which(home: Path, tmp_path: Path, sandbox_args: list[str]) -> None:
+    """Unsandboxed the signal is known; in the sandbox bubblewrap passes a death by signal N on as
+    status 128 + N, and the detail says what that likely was."""
+    bot = write_bot(tmp_path / "src", "segv.py", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    run = arena("match", str(bot), "greedy", "--seed", "3", *sandbox_args, home=home, cwd=tmp_path)
+    assert run.code == 3, run.stderr
+    detail = _stored_forfeit(1)["detail"]
+    if sandbox_args:  # --no-sandbox
+        assert detail == "the process was killed by SIGSEGV before connecting", detail
+    else:
+        assert detail == "the process exited with status 139 (likely killed by SIGSEGV) before connecting", (
+            detail
+        )
+
+
 def test_crash_mid_match_is_said_once_with_the_exception(
     home: Path, tmp_path: Path, sandbox_args: list[str]
 ) -> None:

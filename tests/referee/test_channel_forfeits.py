@@ -224,6 +224,24 @@ def test_malformed_flood(flood: Callable[[FakeChannel], object], expected: str) 
     assert expected in detail
 
 
+def test_a_ready_sent_again_before_every_answer_is_ignored() -> None:
+    """A Ready sent again is ignored (protocol §3): one before each of a whole game's answers is
+    no flood (the flood limit counts within one decision; it counted over the whole match and
+    forfeited such a bot after 64 moves)."""
+    answered = 0
+
+    async def ready_then_greedy(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        nonlocal answered
+        channel.ready()
+        channel.answer(request.request_id, greedy_text(request))
+        answered += 1
+
+    table = FakeTable()
+    result = run(table, ready_then_greedy)
+    assert result.forfeits == () and result.termination != "forfeit", result.forfeits
+    assert answered > INBOX_LIMIT  # more Readys in the game than the per-decision limit
+
+
 def test_malformed_flood_of_messages_read_as_they_come() -> None:
     """Messages that answer nothing count even when the match reads each before the next."""
 

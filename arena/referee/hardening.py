@@ -24,6 +24,23 @@ MAX_STREAMS_PER_CONNECTION = 16
 """Concurrent streams one HTTP/2 connection may open (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS)."""
 
 
+ENOUGH_FILES = 64 * 256 + 1024
+"""Open files above what one sandboxed bot may hold (64 processes x 256 files, the default
+:class:`arena.sandbox.limits.SandboxLimits`), with room for the rest of the referee."""
+
+
+def open_files_warning(soft: int) -> str | None:
+    """What to tell the operator when the referee's limit of open files (``soft``, already raised
+    to the hard limit) is below :data:`ENOUGH_FILES`, else None."""
+    if soft >= ENOUGH_FILES:
+        return None
+    return (
+        f"this process may open only {soft} files (its hard limit): a sandboxed bot may hold up to "
+        f"64 x 256 connections and so keep its opponent from connecting (a no-show). Raise the hard "
+        f"limit (ulimit -Hn, systemd's LimitNOFILE=) to {ENOUGH_FILES} or more."
+    )
+
+
 def raise_open_files_limit() -> tuple[int, int]:
     """Raise this process's soft limit of open files to its hard limit (never lower it); return
     the (soft, hard) limits now in force.  A limit the system refuses to raise stays as it was."""

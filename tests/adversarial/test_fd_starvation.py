@@ -163,3 +163,16 @@ def test_health_watch_is_not_offered_and_check_is(tmp_path: Path) -> None:
     status, code = asyncio.run(scenario())
     assert status == health_pb2.HealthCheckResponse.SERVING
     assert code == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_a_hard_limit_too_low_for_the_sandbox_is_told() -> None:
+    """A referee whose hard limit cannot be raised past what one sandboxed bot may hold says so
+    once, with what to do (the bound: 64 processes x 256 files, plus room)."""
+    from arena.referee.hardening import ENOUGH_FILES, open_files_warning
+    from arena.sandbox.limits import SandboxLimits
+
+    limits = SandboxLimits()
+    assert limits.processes * limits.open_files < ENOUGH_FILES
+    assert open_files_warning(ENOUGH_FILES) is None
+    said = open_files_warning(1024)
+    assert said is not None and "only 1024 files" in said and f"to {ENOUGH_FILES} or more" in said

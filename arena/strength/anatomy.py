@@ -16,7 +16,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from arena.engine import ActionKind, Phase, apply, apply_throw, legal_actions, new_game, scores
+from arena.engine import Action, ActionKind, Phase, Policy, State, legal_actions, new_game, play_out, scores
 from arena.engine.chance import SEED_LIMIT, DiceStream
 
 from .duel import POLICY_NAMES_HELP, HelpFormatter, PolicyFactory, factory
@@ -47,6 +47,29 @@ class Anatomy:
     baseline: Tally = field(default_factory=Tally)
 
 
+class _Counting:
+    """A policy that tallies each of its decisions (the state it saw, the action it chose)."""
+
+    def __init__(self, policy: Policy, tally: Tally, weight: float) -> None:
+        self.policy, self.tally, self.weight = policy, tally, weight
+
+    def choose(self, state: State) -> Action:
+        action = self.policy.choose(state)
+        tally, w = self.tally, self.weight
+        if state.phase == Phase.ACTION:
+            tally.add("turns", w)
+            if action.kind == ActionKind.PASS:
+                forced = len(legal_actions(state)) == 1
+                tally.add("pass forced" if forced else "pass chosen", w)
+                if forced:
+                    tally.forced_by_round[state.round] += w
+            else:
+                tally.add(action.kind.name.lower(), w)
+        elif state.phase == Phase.ROLL and action.kind == ActionKind.CHIP:
+            tally.add("chips spent", w)
+        return action
+
+
 def play_and_count(
     candidate: PolicyFactory, baseline: PolicyFactory, players: int, groups: int, seed: int
 ) -> Anatomy:
@@ -56,35 +79,17 @@ def play_and_count(
     out = Anatomy()
     share = 1.0 / (players - 1)
     for g in range(groups):
-        for cand_seat in range(players):
-            game_seed = seed + g
-            policies = [
-                candidate(game_seed, s) if s == cand_seat else baseline(game_seed, s) for s in range(players)
+        game_seed = seed + g
+        for me in range(players):
+            policies: list[Policy] = [
+                _Counting(candidate(game_seed, s), out.candidate, 1.0)
+                if s == me
+                else _Counting(baseline(game_seed, s), out.baseline, share)
+                for s in range(players)
             ]
-            state = new_game(players)
-            dice = DiceStream(game_seed)
-            while not state.is_over:
-                if state.is_chance:
-                    state = apply_throw(state, dice.throw(state.turn, state.throw_no + 1, state.dice))
-                    continue
-                action = policies[state.seat].choose(state)
-                mine = state.seat == cand_seat
-                tally, w = (out.candidate, 1.0) if mine else (out.baseline, share)
-                if state.phase == Phase.ACTION:
-                    tally.add("turns", w)
-                    if action.kind == ActionKind.PASS:
-                        forced = len(legal_actions(state)) == 1
-                        tally.add("pass forced" if forced else "pass chosen", w)
-                        if forced:
-                            tally.forced_by_round[state.round] += w
-                    else:
-                        tally.add(action.kind.name.lower(), w)
-                elif state.phase == Phase.ROLL and action.kind == ActionKind.CHIP:
-                    tally.add("chips spent", w)
-                state = apply(state, action)
-            points = scores(state)
-            out.candidate.add("points", float(points[cand_seat]))
-            out.baseline.add("points", sum(p for s, p in enumerate(points) if s != cand_seat) * share)
+            points = scores(play_out(new_game(players), policies, DiceStream(game_seed)))
+            out.candidate.add("points", float(points[me]))
+            out.baseline.add("points", sum(p for s, p in enumerate(points) if s != me) * share)
             out.candidate.games += 1
             out.baseline.games += 1
     return out

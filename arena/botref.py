@@ -225,16 +225,16 @@ def comeback(db: Database, name: str) -> str:
     """The command that brings the removed bot ``name`` back: ``'arena bots add NAME FILE'`` with
     its last version's file (its copy in the artifact store) or, for a sample name without one, the
     sample's file; ``PATH`` when there is neither."""
-    from arena.store.bots import artifact_path, bot_versions
+    from arena.store.bots import UnknownBotError, artifact_path, bot_versions
 
     path: Path | None = None
     try:
         _, versions = bot_versions(db, name)
-        last = next((v for v in versions if v.kind == "local" and v.artifact), None)
-        if last is not None and artifact_path(last).is_file():
-            path = artifact_path(last)
-    except Exception:
-        path = None
+    except UnknownBotError:  # never registered: a sample name, or nothing to point at
+        versions = []
+    last = next((v for v in versions if v.kind == "local" and v.artifact), None)
+    if last is not None and artifact_path(last).is_file():
+        path = artifact_path(last)
     if path is None:
         path = sample_bots().get(name)
     shown = "PATH" if path is None else _relative(path)

@@ -75,14 +75,9 @@ def explain(exc: Exception, where: str | None = None) -> str:
 def missing_sqlite_file() -> Path | None:
     """The SQLite file the chosen database would be, when it does not exist yet (None: it exists,
     or the database is not a SQLite file)."""
-    from arena.store.location import plain_sqlite_path
+    from arena.store.db import sqlite_path  # the command opens the database next anyway
 
-    url = database_url()
-    path = plain_sqlite_path(url)
-    if path is None and url.startswith("sqlite"):
-        from arena.store.db import sqlite_path
-
-        path = sqlite_path(url)
+    path = sqlite_path(database_url())
     return path if path is not None and not path.exists() else None
 
 

@@ -3,8 +3,9 @@
 Every bot may run up to the sandbox's processes, each with its own open files, and each file may
 be a connection to the referee.  Two things keep that bounded:
 
-* :func:`raise_open_files_limit`: the referee's process takes the hard limit of open files as its
-  soft limit (often 1024 by default, against a hard limit of a million), so a bot holding a few
+* :func:`prepare_open_files` (:func:`raise_open_files_limit`): the referee's process takes the
+  hard limit of open files as its soft limit (often 1024 by default, against a hard limit of a
+  million; a hard limit too low is logged once), so a bot holding a few
   thousand connections cannot leave the referee unable to accept its opponent's (which would be
   judged a no-show);
 * :data:`MAX_STREAMS_PER_CONNECTION`: a connection carries at most this many concurrent streams
@@ -15,10 +16,13 @@ be a connection to the referee.  Two things keep that bounded:
 
 from __future__ import annotations
 
+import logging
 import resource
 
 import grpc
 from grpc_health.v1 import health, health_pb2
+
+log = logging.getLogger(__name__)
 
 MAX_STREAMS_PER_CONNECTION = 16
 """Concurrent streams one HTTP/2 connection may open (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS)."""
@@ -67,3 +71,17 @@ class CheckOnlyHealth(health.aio.HealthServicer):
         await context.abort(
             grpc.StatusCode.UNIMPLEMENTED, "Watch is not offered by the referee: call Check (it is cheap)"
         )
+
+
+_told = False
+
+
+def prepare_open_files() -> None:
+    """At a referee's start: :func:`raise_open_files_limit`, and the :func:`open_files_warning`
+    logged once per process when the limit stays too low."""
+    global _told
+    soft, _ = raise_open_files_limit()
+    warning = open_files_warning(soft)
+    if warning is not None and not _told:
+        _told = True
+        log.warning("%s", warning)

@@ -28,7 +28,7 @@ from .authlimit import AuthLimiter, AuthLimits, peer_address, retry_after
 from .channel import Closed, CpuFn, EvidenceFn, Garbage, Message, Probe, Settle
 from .faults import Reason
 from .grpc_channel import GrpcSeatChannel, parser
-from .hardening import MAX_STREAMS_PER_CONNECTION, CheckOnlyHealth, open_files_warning, raise_open_files_limit
+from .hardening import MAX_STREAMS_PER_CONNECTION, CheckOnlyHealth, prepare_open_files
 from .match import Match
 from .refusals import watch_receives
 from .result import MatchResult
@@ -37,14 +37,6 @@ from .sessions import BotSession, SessionRegistry
 from .timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
-_warned_files = False
-
-
-def _warn_files_once(warning: str) -> None:
-    global _warned_files
-    _warned_files = True
-    log.warning(warning)
-
 
 SERVICE = "arena.v1.Referee"
 TOKEN_KEY = "arena-token"
@@ -155,9 +147,7 @@ class RefereeServer:
             ("grpc.so_reuseport", 0),
             ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),  # a bot needs one
         ]
-        soft, _ = raise_open_files_limit()  # a bot's many connections cannot crowd its opponent's out
-        if (warning := open_files_warning(soft)) is not None and not _warned_files:
-            _warn_files_once(warning)
+        prepare_open_files()  # a bot's many connections cannot crowd its opponent's out
         server = grpc.aio.server(options=options)
         handler = grpc.method_handlers_generic_handler(
             SERVICE,

@@ -327,7 +327,7 @@ class BotProcess:
         137 or SIGKILL, does not tell it from any other kill)."""
         text = _exit_text(code)
         if self.sandbox is not None and 128 < code < 128 + 65:  # bwrap passes a death by signal N
-            text += f" ({_signal_guess(code - 128)})"  # on as status 128 + N
+            text += f" (likely killed by {_signal(code - 128)})"  # on as status 128 + N
         limit = self.sandbox.memory_mb if self.sandbox is not None else None
         if self.cgroup is not None and limit is not None and self.cgroup.oom_kills() > 0:
             text += f": out of memory, the sandbox's limit of {limit} MiB reached (the kernel killed it)"
@@ -539,18 +539,15 @@ def _wake_and_kill(guard_pid: int) -> None:
     _kill(guard_pid, guard.KILL_SIGNAL)
 
 
-def _signal_guess(signum: int) -> str:
-    """``likely killed by SIGSEGV``: what a sandboxed exit status of 128 + ``signum`` usually is."""
+def _signal(signum: int) -> str:
+    """``SIGSEGV``, or ``signal 42`` for a number without a name."""
     try:
-        return f"likely killed by {signal.Signals(signum).name}"
+        return signal.Signals(signum).name
     except ValueError:
-        return f"likely killed by signal {signum}"
+        return f"signal {signum}"
 
 
 def _exit_text(code: int) -> str:
     if code < 0:
-        try:
-            return f"the process was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"the process was killed by signal {-code}"
+        return f"the process was killed by {_signal(-code)}"
     return f"the process exited with status {code}"

@@ -275,8 +275,9 @@ class LocalExecutor:
                 # blocked reading a message a killed worker left unfinished: every worker is gone
                 # now, so closing this process's own end of the result pipe ends that read (EOF)
                 writer = getattr(results, "_writer", None)
-                with contextlib.suppress(OSError, AttributeError):
-                    writer.close()  # type: ignore[union-attr]
+                if writer is not None:
+                    with contextlib.suppress(OSError):
+                        writer.close()
                 manager.join(SHUTDOWN_WAIT)
             if manager.is_alive():
                 log.warning(

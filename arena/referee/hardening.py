@@ -11,7 +11,14 @@ be a connection to the referee.  Two things keep that bounded:
 * :data:`MAX_STREAMS_PER_CONNECTION`: a connection carries at most this many concurrent streams
   (a bot needs one Play stream), and the health service answers ``Check`` only
   (:class:`CheckOnlyHealth`): its ``Watch`` streams stayed open for as long as a bot liked, about
-  25 KB of the referee's memory each, outside the bot's own memory limit.
+  25 KB of the referee's memory each, outside the bot's own memory limit;
+* :data:`IDLE_CONNECTION_MS` and :data:`HANDSHAKE_TIMEOUT_MS` (the defaults of
+  :class:`arena.referee.server.RefereeConfig`): a connection that carries no stream is closed
+  after a minute, and one that has not finished its HTTP/2 (and TLS) handshake after 20 s (gRPC's
+  own default is two minutes), so connections opened and left lying, by a local bot or by anyone
+  who can reach the remote-bot listener, are given back.  This bounds how long an idle
+  connection costs the referee, not how many one client may open at once: a client that keeps
+  reconnecting can still hold many (see README, "Security model").
 """
 
 from __future__ import annotations
@@ -26,6 +33,13 @@ log = logging.getLogger(__name__)
 
 MAX_STREAMS_PER_CONNECTION = 16
 """Concurrent streams one HTTP/2 connection may open (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS)."""
+
+
+IDLE_CONNECTION_MS = 60_000
+"""A connection without a stream for this long is closed (gRPC's ``max_connection_idle_ms``)."""
+
+HANDSHAKE_TIMEOUT_MS = 20_000
+"""A connection whose handshake is not done by then is dropped (``server_handshake_timeout_ms``)."""
 
 
 ENOUGH_FILES = 64 * 256 + 1024

@@ -28,7 +28,13 @@ from .authlimit import AuthLimiter, AuthLimits, peer_address, retry_after
 from .channel import Closed, CpuFn, EvidenceFn, Garbage, Message, Probe, Settle
 from .faults import Reason
 from .grpc_channel import GrpcSeatChannel, parser
-from .hardening import MAX_STREAMS_PER_CONNECTION, CheckOnlyHealth, prepare_open_files
+from .hardening import (
+    HANDSHAKE_TIMEOUT_MS,
+    IDLE_CONNECTION_MS,
+    MAX_STREAMS_PER_CONNECTION,
+    CheckOnlyHealth,
+    prepare_open_files,
+)
 from .match import Match
 from .refusals import watch_receives
 from .result import MatchResult
@@ -61,6 +67,13 @@ class RefereeConfig:
     (SIGSTOP, a debugger, a machine that went away): the stream is cut and the seat forfeits as
     ``stalled``, noticed within about 4 s (2 + 2) even between its turns, well inside the default
     budget of one decision (1 s + 10 s bank), so a freeze is told apart from a slow answer.
+
+    Idle connections: a connection that carries no stream for ``idle_connection_ms`` is closed
+    (HTTP/2 GOAWAY; a gRPC client reconnects by itself on its next call), and one that has not
+    finished its handshake (HTTP/2 preface, TLS) within ``handshake_timeout_ms`` is dropped, so
+    connections opened and left lying cost the referee nothing for long
+    (:mod:`arena.referee.hardening`).  A bot's Play stream keeps its connection busy for the
+    whole match, and the SDK opens the next stream as soon as one ends.
     """
 
     max_message_bytes: int = 64 * 1024
@@ -68,6 +81,8 @@ class RefereeConfig:
     keepalive_ms: int = 2000
     keepalive_timeout_ms: int = 2000
     connect_timeout: float = 20.0  # seconds to connect before a no-show
+    idle_connection_ms: int = IDLE_CONNECTION_MS  # a connection without a stream is closed then
+    handshake_timeout_ms: int = HANDSHAKE_TIMEOUT_MS  # a handshake not finished by then: dropped
     reflection: bool = False  # serve gRPC server reflection (debugging)
 
     def stream_end_detail(self) -> str:
@@ -146,6 +161,8 @@ class RefereeServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 1000),
             ("grpc.so_reuseport", 0),
             ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),  # a bot needs one
+            ("grpc.max_connection_idle_ms", c.idle_connection_ms),
+            ("grpc.server_handshake_timeout_ms", c.handshake_timeout_ms),
         ]
         prepare_open_files()  # a bot's many connections cannot crowd its opponent's out
         server = grpc.aio.server(options=options)

@@ -49,7 +49,7 @@ def evaluate(
     players: Annotated[
         int, typer.Option(min=2, max=4, help="2: both seatings; 3-4: one candidate vs the rest")
     ] = 2,
-    games: Annotated[int, typer.Option(min=1, help="at most this many games (whole duplicate groups)")] = 200,
+    games: Annotated[int, typer.Option(min=1, help="games to play, rounded up to whole duplicate groups (one game per seating: --players games)")] = 200,
     move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 0.2,
     bank: Annotated[float, typer.Option(min=0.0, help="overage bank per match, seconds")] = 5.0,
     jobs: Annotated[int, typer.Option(min=1, help="matches played in parallel")] = 2,
@@ -102,7 +102,8 @@ def evaluate(
     console = make_console(stderr=True)
     console.print(
         f"evaluate {cand.name} vs {base.name}: {players} players, "
-        f"up to {_count(plan.groups, 'duplicate group')} ({plan.groups * players} games), "
+        f"up to {_count(plan.groups, 'duplicate group')} ({plan.groups * players} games"
+        f"{f', --games {games} rounded up to whole groups' if plan.groups * players != games else ''}), "
         f"{plan.control.describe()}, {_count(jobs, 'job')}, seed {seed}, "
         f"{'sandboxed' if plan.sandbox is not None else 'NOT sandboxed'}"
     )

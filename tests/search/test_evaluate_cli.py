@@ -104,3 +104,10 @@ def test_evaluate_replaces_a_crashing_bot(sandbox: list[str]) -> None:
     assert f"the bots' stdout and stderr: {HOME}/logs/evaluate/" in text.replace("/ ", "/"), text
     logs = list(Path(HOME, "logs", "evaluate").glob("*-seed4/*quitter*.stderr.log"))
     assert logs, sorted(Path(HOME).rglob("*.log"))
+
+
+def test_evaluate_says_when_it_rounds_the_games_up() -> None:
+    proc = run("greedy", "--vs", "random", "--games", "3", "--jobs", "1", "--seed", "3", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert "up to 2 duplicate groups (4 games, --games 3 rounded up to whole groups)" in said, said

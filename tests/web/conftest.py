@@ -17,7 +17,7 @@ from browser.playkit import chromium  # (tests/ is on the path: its packages imp
 from sqlmodel import col, select
 
 from arena.engine import format_throw, parse_throw
-from arena.store.bots import add_bot
+from arena.store.bots import add_bot, version_names
 from arena.store.db import Database
 from arena.store.models import Match, MatchSeat, Replay
 from arena.store.tournaments import load_replay
@@ -77,6 +77,25 @@ def _ids(db: Database, tournament_id: int) -> list[int]:
             select(Match.id).where(Match.tournament_id == tournament_id).order_by(col(Match.id))
         ).all()
     return [int(i) for i in rows if i is not None]
+
+
+def two_bot_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Database, list[int], dict[int, str], int]:
+    """A fresh arena in ``tmp_path`` (ARENA_HOME, for the CLI too) with greedy and random
+    registered and a 2-player tournament of them created, no match played: (database, their
+    version ids, their display names by version id, the tournament id)."""
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    db = Database()
+    vids = []
+    for name in ("greedy", "random"):
+        v = add_bot(db, name, REPO / "bots" / f"{name}_bot.py")
+        assert v.id is not None
+        vids.append(v.id)
+    t = create(db, ["greedy", "random"], table_sizes=(2,), games=1, seed=1)
+    assert t.id is not None
+    return db, vids, version_names(db, vids), t.id
 
 
 @pytest.fixture(scope="session")

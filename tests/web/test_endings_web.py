@@ -14,12 +14,11 @@ import pytest
 
 from arena.endings import MatchEnd, Reason
 from arena.referee.result import MatchResult, SeatOutcome
-from arena.store.bots import add_bot, version_names
-from arena.store.db import Database
 from arena.store.tournaments import add_match, record_result
-from arena.tournament.service import create
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
+
+from .conftest import two_bot_tournament
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,30 +27,20 @@ REPO = Path(__file__).resolve().parents[2]
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
     """A fresh arena with two finished matches of one tournament (a shared first place, then a
     crash forfeit), served over HTTP; (url, tournament id)."""
-    monkeypatch.setenv("ARENA_HOME", str(tmp_path))
-    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
-    db = Database()
-    vids = []
-    for name in ("greedy", "random"):
-        v = add_bot(db, name, REPO / "bots" / f"{name}_bot.py")
-        assert v.id is not None
-        vids.append(v.id)
-    names = version_names(db, vids)
-    t = create(db, ["greedy", "random"], table_sizes=(2,), games=1, seed=1)
-    assert t.id is not None
+    db, vids, names, tid = two_bot_tournament(tmp_path, monkeypatch)
     for k, (placings, ends, end) in enumerate(
         [
             ((1, 1), (MatchEnd.NORMAL, MatchEnd.NORMAL), MatchEnd.NORMAL),
             ((1, 2), (MatchEnd.FORFEIT, Reason.CRASHED), MatchEnd.FORFEIT),
         ]
     ):
-        mid = add_match(db, t.id, seed=k, group=f"g{k}", version_ids=vids)
+        mid = add_match(db, tid, seed=k, group=f"g{k}", version_ids=vids)
         seats = tuple(
             SeatOutcome(s, names[vids[s]], 10, placings[s], ends[s], "", 0.1, 0.1, 2) for s in range(2)
         )
         assert record_result(db, mid, MatchResult(f"m{mid}", k, 2, end, seats, "a replay\n"))
     with BackgroundServer(create_app(db)) as url:
-        yield url, t.id
+        yield url, tid
     db.close()
 
 

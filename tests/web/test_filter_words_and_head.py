@@ -34,15 +34,12 @@ from arena.endings import (
     termination_word,
 )
 from arena.referee.result import MatchResult, SeatOutcome
-from arena.store.bots import add_bot, version_names
-from arena.store.db import Database
 from arena.store.models import Match
 from arena.store.tournaments import add_match, record_result
-from arena.tournament.service import create
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
 
-from .conftest import Arena, plant_copy
+from .conftest import Arena, plant_copy, two_bot_tournament
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,17 +59,7 @@ class Served:
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     """A fresh arena (ARENA_HOME, for the CLI too) with three finished matches: one ended normally,
     one at the round cap, one by a crash forfeit; served over HTTP."""
-    monkeypatch.setenv("ARENA_HOME", str(tmp_path))
-    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
-    db = Database()
-    vids = []
-    for name in ("greedy", "random"):
-        v = add_bot(db, name, REPO / "bots" / f"{name}_bot.py")
-        assert v.id is not None
-        vids.append(v.id)
-    names = version_names(db, vids)
-    t = create(db, ["greedy", "random"], table_sizes=(2,), games=1, seed=1)
-    assert t.id is not None
+    db, vids, names, tid = two_bot_tournament(tmp_path, monkeypatch)
     ids = {}
     for k, (ends, end) in enumerate(
         [
@@ -81,7 +68,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
             ((MatchEnd.FORFEIT, Reason.CRASHED), MatchEnd.FORFEIT),
         ]
     ):
-        mid = add_match(db, t.id, seed=k, group=f"g{k}", version_ids=vids)
+        mid = add_match(db, tid, seed=k, group=f"g{k}", version_ids=vids)
         seats = tuple(
             SeatOutcome(s, names[vids[s]], 10 - s, s + 1, ends[s], "", 0.1, 0.1, 2) for s in range(2)
         )

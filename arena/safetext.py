@@ -28,3 +28,14 @@ def printable(text: str) -> str:
     Safe to print on a terminal and to store in any database's text column; text without such
     characters is returned unchanged (the same object)."""
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+
+
+_DIGITS = re.compile(r"[0-9]{1,18}")
+
+
+def small_int(text: str) -> int | None:
+    """The number ``text`` spells in 1 to 18 ASCII digits (so it fits a 64-bit database integer),
+    else None.  Unlike ``str.isdigit`` this refuses other scripts' digits and superscripts ("²",
+    "٣"), which ``int`` refuses or reads differently, and lengths ``int`` refuses (over 4,300
+    digits) or a database cannot store; surrounding white space is not allowed either."""
+    return int(text) if _DIGITS.fullmatch(text) else None

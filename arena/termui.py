@@ -7,6 +7,8 @@ import sys
 
 from rich.console import Console
 
+from arena.safetext import small_int
+
 PIPE_WIDTH = 120
 
 
@@ -14,7 +16,7 @@ def make_console(*, stderr: bool = False) -> Console:
     """A rich console; when not a terminal, lines are up to 120 columns instead of 80 (or
     ``$COLUMNS`` when that is set)."""
     console = Console(stderr=stderr)
-    if not console.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+    if not console.is_terminal and small_int(os.environ.get("COLUMNS", "")) is None:
         console = Console(stderr=stderr, width=PIPE_WIDTH)
     return console
 

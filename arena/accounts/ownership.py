@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlmodel import col, select
 
 from arena.store.db import Database
-from arena.store.models import Bot
-from arena.store.models_accounts import BotOwner, UserAccount
+from arena.store.models import Bot, BotVersion
+from arena.store.models_accounts import BotOwner, BotUpload, UploadStatus, UserAccount
 
 
 def owner_id(db: Database, bot_id: int) -> int | None:
@@ -35,3 +35,26 @@ def owned_bots(db: Database, user_id: int) -> list[Bot]:
                 .order_by(Bot.name)
             ).all()
         )
+
+
+def play_refusal(db: Database, user: UserAccount | None, version_id: int) -> str | None:
+    """Why ``user`` may not play a web game against the stored version ``version_id``, or None.
+
+    An uploaded version that has not passed its validation (pending, validating, rejected) or
+    that its owner retired is played only by its owner or an admin: it is not in play, and
+    playing it would show how it fails to whoever asks.  Versions without an upload record
+    (``arena bots add``, the samples) and active uploads may be played by everyone."""
+    with db.session() as session:
+        upload = session.exec(select(BotUpload).where(BotUpload.bot_version_id == version_id)).first()
+        if upload is None or upload.status == UploadStatus.ACTIVE:
+            return None
+        version = session.get(BotVersion, version_id)
+        bot = session.get(Bot, version.bot_id) if version is not None else None
+    if bot is None or version is None or bot.id is None:
+        return "that version is not stored"
+    if may_manage(user, owner_id(db, bot.id)):
+        return None
+    return (
+        f"{bot.name}@{version.version} is {upload.status}, not in play: only its owner may play it "
+        f"(play {bot.name} for its newest version in play)"
+    )

@@ -49,7 +49,13 @@ def evaluate(
     players: Annotated[
         int, typer.Option(min=2, max=4, help="2: both seatings; 3-4: one candidate vs the rest")
     ] = 2,
-    games: Annotated[int, typer.Option(min=1, help="games to play, rounded up to whole duplicate groups (one game per seating: --players games)")] = 200,
+    games: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="games to play, rounded up to whole duplicate groups (a group: one game per seating)",
+        ),
+    ] = 200,
     move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 0.2,
     bank: Annotated[float, typer.Option(min=0.0, help="overage bank per match, seconds")] = 5.0,
     jobs: Annotated[int, typer.Option(min=1, help="matches played in parallel")] = 2,

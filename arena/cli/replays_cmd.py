@@ -26,6 +26,7 @@ from arena.engine import ReplayError, render, replay
 from arena.engine.record import Replay
 from arena.engine.render import BOARD_WIDTH, LEGEND
 from arena.outpaths import output_problem, write_problem
+from arena.safetext import small_int
 from arena.termui import make_console
 from arena.web.export import standalone_html
 from arena.web.queries import FilterError, MatchFilters, MatchRow, list_matches, parse_day
@@ -152,8 +153,9 @@ def _load_target(target: str) -> tuple[Replay, str, int | None]:
     """The replay a command-line target names, a label for it ("match 5" or the file's name) and
     its match id (None for a file).  Digits name a match unless a file of that name exists (as
     ``verify`` reads them); anything else is a file: unreadable or not a game record is exit 1."""
-    if target.isdigit() and not Path(target).exists():
-        match_id = int(target)
+    number = small_int(target)
+    if number is not None and not Path(target).exists():
+        match_id = number
         rep, _text = _load(match_id)
         return rep, f"match {match_id}", match_id
     path = Path(target)
@@ -293,13 +295,14 @@ def export(
 
     An unknown match is refused (exit 1) before --out is looked at, so nothing is created for
     it; an --out path that cannot be written is refused (exit 2) before anything is written."""
-    if not target.isdigit():
+    number = small_int(target)
+    if number is None:
         raise fail(
             f"{target!r} is not a match id: export takes the id of a stored match (see 'arena replays "
             "list'); a game record file is already the jsonl export ('arena replays show FILE' shows it)",
             2,
         )
-    match_id = int(target)
+    match_id = number
     fmt = _export_format(fmt, out)
     with database(readonly=True) as db:
         if fmt == "jsonl":
@@ -352,7 +355,7 @@ def verify(
         if always or not v.ok:
             console.print(Text(v.message(), style="green" if v.ok else "red"), soft_wrap=True)
 
-    files = {t for t in targets if not t.isdigit() or Path(t).exists()}
+    files = {t for t in targets if small_int(t) is None or Path(t).exists()}
     for name in files:  # every file is readable before anything is reported (a usage error: exit 2)
         if not Path(name).is_file():
             what = "a directory" if Path(name).is_dir() else "no such file"

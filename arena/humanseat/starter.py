@@ -115,10 +115,12 @@ def bot_starter(
     log_dir: Path | None = None,
     limits: GameLimits | None = None,
     open_wait: float = WEB_OPEN_WAIT,
+    refusal: Callable[[Any, int], str | None] | None = None,
 ) -> Callable[[Any, dict[str, str]], Awaitable[PlaySession]]:
     """A starter for ``registry`` over ``db`` (see the module docstring); ``name_of(user)`` is the
     person's name in the record (``human:<name>``); ``limits`` default to
-    :meth:`GameLimits.from_env`."""
+    :meth:`GameLimits.from_env`; ``refusal(user, version_id)``, when given, says why that user may
+    not play that stored version (``LookupError`` with its words), or None."""
     caps = limits or GameLimits.from_env()
 
     async def start(user: Any, fields: dict[str, str]) -> PlaySession:
@@ -133,6 +135,8 @@ def bot_starter(
         if not 2 <= players <= 4:
             raise ValueError(f"a game has 2 to 4 players, not {players}")
         bot, version_id = await asyncio.to_thread(_resolve, db, ref)
+        if refusal is not None and (why := await asyncio.to_thread(refusal, user, version_id)):
+            raise LookupError(why)
         owner = name_of(user)
         spec = PlaySpec(
             tuple(

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.safetext import small_int
+
 UDP_ENV = "ARENA_LIVE_UDP"
 """``HOST:PORT`` the hub's UDP endpoint binds (port 0: any free port); unset: no UDP endpoint."""
 MAGIC = b"AL1"
@@ -70,9 +72,10 @@ def parse_bind(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[V6]:PORT`` for IPv6) as (host, port); ValueError saying what is wrong."""
     host, sep, port = text.strip().rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+    number = small_int(port)
+    if not sep or not host or number is None or not 0 <= number <= 65535:
         raise ValueError(f"bad live address {text!r}: give HOST:PORT, e.g. 0.0.0.0:0 (port 0: any free port)")
-    return host, int(port)
+    return host, number
 
 
 def endpoint_path(socket_path: Path) -> Path:

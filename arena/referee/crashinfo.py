@@ -26,6 +26,7 @@ NOISE = re.compile(
 )
 LINE_LIMIT = 300
 GENERIC_STREAM_END = "the stream ended"
+STDERR_HIDDEN = " (the bot's last stderr line is shown to its owner)"
 
 
 def exception_line(stderr_tail: str) -> str | None:
@@ -71,3 +72,13 @@ def crash_detail(
     if stream and not stream.startswith(GENERIC_STREAM_END):
         text += f" (stream: {stream})"
     return text
+
+
+def without_stderr(detail: str) -> str:
+    """A crash's forfeit detail as anyone but the bot's owner sees it: cut before the first
+    ``": "`` (what follows is the line the bot printed, and how its stream ended), with
+    :data:`STDERR_HIDDEN` said instead; a detail without a printed line is kept as it is.  What a
+    bot writes on stderr may hold its author's secrets: the seats it played against (and the
+    people who watch) are told how it ended, not what it said."""
+    head, sep, _rest = detail.partition(": ")
+    return head + STDERR_HIDDEN if sep else detail

@@ -330,7 +330,7 @@ class Match:
             self.done.set()
         for link in self.links:
             if link.seat not in self.forfeits:
-                link.send(result_lines(result))
+                link.send(result_lines(result, link.seat))
             link.finish()
         return result
 

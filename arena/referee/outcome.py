@@ -10,6 +10,7 @@ from arena.engine import State, scores
 from arena.engine.scoring import placings_with_forfeits
 
 from .channel import Result, SeatLine
+from .crashinfo import without_stderr
 from .faults import Forfeit, Reason
 from .result import MatchResult, SeatOutcome
 from .timecontrol import SeatClock
@@ -71,9 +72,17 @@ def match_result(
     )
 
 
-def result_lines(result: MatchResult) -> Result:
-    """Every seat's line, as the seats are told at the end."""
+def result_lines(result: MatchResult, to_seat: int) -> Result:
+    """Every seat's line, as ``to_seat`` is told them at the end: its own in full, another seat's
+    crash without the line that bot printed on stderr (:func:`without_stderr`: a bot's stderr is
+    its owner's, and a bot could otherwise collect its opponents')."""
+
+    def detail(s: SeatOutcome) -> str:
+        if s.seat == to_seat or s.termination != str(Reason.CRASHED) or not s.detail:
+            return s.detail
+        return without_stderr(s.detail)
+
     return Result(
         result.match_id,
-        tuple(SeatLine(s.seat, s.score, s.placing, s.termination, s.detail) for s in result.seats),
+        tuple(SeatLine(s.seat, s.score, s.placing, s.termination, detail(s)) for s in result.seats),
     )

@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 
 from arena.accounts.ownership import owned_bots
+from arena.safetext import small_int
 from arena.store.db import Database
 from arena.store.models_accounts import UserAccount
 from arena.submission.files import max_upload_bytes, too_large_message
@@ -49,24 +50,24 @@ class UploadSizeGuard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        length = headers.get("content-length", "")
+        size = small_int(headers.get("content-length", ""))  # None: missing or not a number
         upload = bool(UPLOAD_PATHS.match(scope["path"]))
         limit = max_upload_bytes() + FORM_OVERHEAD if upload else FORM_LIMIT
-        if upload and not length.isdigit():
+        if upload and size is None:
             await _answer(send, 411, "Length required", "send the upload with a Content-Length header")
             return
-        if length.isdigit() and int(length) > limit:
+        if size is not None and size > limit:
             if upload:
-                told = too_large_message(int(length))
+                told = too_large_message(size)
                 if _wants_form(scope, headers):
                     await _form_answer(scope, receive, send, told)
                 else:
                     await _answer(send, 413, "Upload too large", told)
             else:
-                told = f"the request body is {int(length)} bytes, over the {limit} bytes limit"
+                told = f"the request body is {size} bytes, over the {limit} bytes limit"
                 await _answer(send, 413, "Request too large", told)
             return
-        if not length.isdigit() and "transfer-encoding" in headers:
+        if size is None and "transfer-encoding" in headers:
             receive = await _bounded(receive, limit)
             if receive is _TOO_LARGE:
                 await _answer(send, 413, "Request too large", f"the body is over {limit} bytes")

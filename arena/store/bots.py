@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sqlmodel import Session, col, func, select
 
+from arena.safetext import small_int
 from arena.sandbox import BotLaunchError, launch_command
 from arena.tokens import token_hash
 
@@ -382,9 +383,10 @@ def resolve_version(db: Database, ref: str) -> BotVersion:
         bot = _bot(session, name)
         query = select(BotVersion).where(BotVersion.bot_id == bot.id)
         if ver:
-            if not ver.isdigit():
+            number = small_int(ver)
+            if number is None:
                 raise UnknownBotError(f"bad version in {ref!r}: use name@N with a number N")
-            query = query.where(BotVersion.version == int(ver))
+            query = query.where(BotVersion.version == number)
         else:
             unplayable = select(BotUpload.bot_version_id).where(col(BotUpload.status).in_(_NOT_PLAYABLE))
             query = query.where(col(BotVersion.id).not_in(unplayable))

@@ -51,6 +51,7 @@ from sqlmodel import col, select
 from arena.live.channel import socket_path
 from arena.live.remote import EndpointWatch, LiveTarget, endpoint_path
 from arena.referee import MatchResult, RefereeConfig
+from arena.safetext import small_int
 from arena.sandbox import SandboxUnavailableError, bwrap_problem
 from arena.store.bots import artifact_path as stored_artifact
 from arena.store.db import Database, arena_home
@@ -359,7 +360,7 @@ def worker_command(
     # --dashboard), on every interface unless given an address: bind it to `host` too.
     http = dashboard if dashboard is not None else "0"
     port = http.removeprefix(":")
-    if port.isdigit():  # a port alone: on the workers' own interface
+    if small_int(port) is not None:  # a port alone: on the workers' own interface
         http = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     argv += ["--dashboard-address", http, "--no-dashboard" if dashboard is None else "--dashboard"]
     if name:

@@ -43,6 +43,7 @@ from fastapi.templating import Jinja2Templates
 from arena.humanseat.bridge import HumanBridge, PostError
 from arena.humanseat.session import PlayRegistry, PlaySession
 from arena.humanseat.starter import GameLimitError
+from arena.safetext import small_int
 
 from .export import TEMPLATES, json_for_script
 from .viewdata import FORMAT, FORMAT_VERSION, SECRET_SEED, board_data, rules_data
@@ -169,7 +170,7 @@ def play_router(
             "id": session.id,
             "key": bridge.key,
             "seat": bridge.seat,
-            "pace_ms": int(pace) if pace is not None and pace.isdigit() else pace_ms,
+            "pace_ms": (small_int(pace) if pace is not None else None) or pace_ms,
             "grace_s": bridge.grace,
         }
         context = {
@@ -277,11 +278,12 @@ async def _body(request: Request, limit: int = MAX_POST_BYTES) -> bytes:
     400 for a Content-Length that is not a number."""
     length = request.headers.get("content-length")
     if length is not None:
-        if not length.strip().isdigit():
+        size = small_int(length.strip())
+        if size is None:
             raise PostError(400, "bad-length", f"Content-Length must be a number of bytes, got {length!r}")
-        if int(length) > limit:
+        if size > limit:
             raise PostError(
-                413, "too-large", f"the post is {int(length)} bytes; a post here is at most {limit} bytes"
+                413, "too-large", f"the post is {size} bytes; a post here is at most {limit} bytes"
             )
     body = bytearray()
     async for chunk in request.stream():
@@ -329,6 +331,7 @@ def _shown(value: Any) -> str:
 def accounts_play_router(db: Any, registry: PlayRegistry | None = None) -> APIRouter:
     """The play routes for ``arena serve``: a signed-in user plays a registered or sample bot
     (:func:`arena.humanseat.starter.bot_starter`), the forms protected by the accounts' CSRF."""
+    from arena.accounts.ownership import play_refusal
     from arena.accounts.sessions import CSRF_FIELD
     from arena.humanseat.starter import bot_starter
 
@@ -338,6 +341,11 @@ def accounts_play_router(db: Any, registry: PlayRegistry | None = None) -> APIRo
     return play_router(
         registry,
         current_user=auth_routes.current_user,
-        starter=bot_starter(db, registry, name_of=lambda signed: str(signed.user.username)),
+        starter=bot_starter(
+            db,
+            registry,
+            name_of=lambda signed: str(signed.user.username),
+            refusal=lambda signed, version_id: play_refusal(db, signed.user, version_id),
+        ),
         csrf=Csrf(auth_routes.csrf_for, auth_routes.check_csrf, CSRF_FIELD),
     )

@@ -19,11 +19,11 @@ from typing import Any
 
 from fastapi import Request
 
+from arena.referee.crashinfo import without_stderr
 from arena.web.queries import MatchRow, SeatRow
 
 Keep = Callable[[str], bool]  # bot name -> whether the viewer may see that bot's stderr
 CRASHED = "crashed"
-HIDDEN = " (the bot's last stderr line is shown to its owner)"
 
 
 def viewer_keep(request: Request) -> Keep | None:
@@ -37,8 +37,7 @@ def public_detail(termination: str | None, detail: str | None) -> str | None:
     ``": "`` (what follows is the line the bot printed); other details are kept."""
     if termination != CRASHED or not detail:
         return detail
-    head, sep, _rest = detail.partition(": ")
-    return head + HIDDEN if sep else detail
+    return without_stderr(detail)
 
 
 def public_reason(reason: str | None) -> str | None:

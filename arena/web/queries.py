@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 
 from arena.endings import is_forfeit, known_terminations, match_label
 from arena.engine.variants import rules_label
+from arena.safetext import small_int
 from arena.store.db import Database, StoreError
 from arena.store.lease import coordinated_in, shown_status
 from arena.store.models import (
@@ -272,9 +273,10 @@ def _version_ids(session: Session, ref: str) -> list[int]:
     name, _, ver = ref.partition("@")
     query = select(BotVersion.id).join(Bot, col(Bot.id) == col(BotVersion.bot_id)).where(Bot.name == name)
     if ver:
-        if not ver.isdigit():
+        number = small_int(ver)
+        if number is None:
             raise FilterError(f"bad version in {ref!r}: use NAME or NAME@N")
-        query = query.where(BotVersion.version == int(ver))
+        query = query.where(BotVersion.version == number)
     ids = [i for i in session.exec(query).all() if i is not None]
     if not ids:
         raise FilterError(f"no bot {ref!r}; see 'arena bots list'")

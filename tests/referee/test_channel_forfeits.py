@@ -304,6 +304,25 @@ def test_crashed_mid_match() -> None:
     assert forfeit.evidence["stderr_tail"] == "ZeroDivisionError: boom\n"
 
 
+def test_the_other_seats_are_told_a_crash_without_the_bots_stderr() -> None:
+    """A bot's stderr is its owner's: the seats it played against get the crash's line without
+    what it printed (a bot could otherwise collect its opponents' secrets from their stderr); the
+    record and the scheduler's result keep it whole."""
+
+    def die(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        table.processes.crash(1, stderr="RuntimeError: password=hunter2\n")
+
+    table = FakeTable()
+    result = run(table, at(AT, die))
+    assert result.seats[1].detail == "the process exited with status 1: RuntimeError: password=hunter2"
+    (told,) = table.channel(0).results
+    assert [line.detail for line in told.seats] == [
+        "",
+        "the process exited with status 1 (the bot's last stderr line is shown to its owner)",
+    ]
+    assert "hunter2" not in repr(table.channel(0).sent)
+
+
 def test_crashed_found_when_the_stream_ends() -> None:
     """The stream ends first; the process, probed after settling, has exited: crashed."""
 

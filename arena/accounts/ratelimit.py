@@ -68,6 +68,47 @@ class RateLimiter:
             return (1 - b.tokens) / self.per_second
 
 
+    def give_back(self, key: str) -> None:
+        """Return a token :meth:`hit` took for ``key`` (never above the capacity)."""
+        with self._lock:
+            b = self._bucket(key)
+            b.tokens = min(self.capacity, b.tokens + 1)
+
+
+def take_all(pairs: list[tuple[RateLimiter, str]]) -> float:
+    """Take one token from every (limiter, key) of ``pairs``, or none: 0.0 when all were taken,
+    else the longest wait of those that had none (the ones taken are given back).  Each take is
+    atomic, so concurrent callers can never together pass more than a bucket holds (checking
+    first and counting afterwards let a burst of simultaneous requests all pass)."""
+    taken: list[tuple[RateLimiter, str]] = []
+    wait = 0.0
+    for limiter, key in pairs:
+        w = limiter.hit(key)
+        if w > 0:
+            wait = max(wait, w)
+        else:
+            taken.append((limiter, key))
+    if wait > 0:
+        for limiter, key in taken:
+            limiter.give_back(key)
+    return wait
+
+
+class LoginAttempt:
+    """The tokens one sign-in (or sign-up) attempt holds (:meth:`Limits.begin_login`): taken
+    before the password is checked, given back by :meth:`forgive` when the attempt is not to be
+    counted (a sign-in that succeeded, a sign-up refused for a bad name)."""
+
+    def __init__(self, held: list[tuple[RateLimiter, str]]) -> None:
+        self._held = held
+
+    def forgive(self) -> None:
+        """Do not count this attempt after all."""
+        for limiter, key in self._held:
+            limiter.give_back(key)
+        self._held = []
+
+
 class RateLimited(Exception):
     """Too many requests: retry after ``retry_after`` seconds."""
 
@@ -105,28 +146,26 @@ class Limits:
         )
 
     def upload(self, user: str, address: str) -> None:
-        """Count an upload; :class:`RateLimited` when the user or the address is over its limit."""
-        wait = max(self.uploads_per_user.blocked(user), self.uploads_per_address.blocked(address))
+        """Count an upload; :class:`RateLimited` (nothing counted) when the user or the address is
+        over its limit."""
+        wait = take_all([(self.uploads_per_user, user), (self.uploads_per_address, address)])
         if wait > 0:
             raise RateLimited("uploads", wait)
-        self.uploads_per_user.hit(user)
-        self.uploads_per_address.hit(address)
 
-    def check_login(self, user: str, address: str) -> None:
-        """Before a sign-in: :class:`RateLimited` when the user or the address failed too often."""
-        wait = max(
-            self.failed_logins_per_user.blocked(user),
-            self.failed_logins_per_address.blocked(address),
-            self.failed_logins_per_user_address.blocked(_pair(user, address)),
-        )
+    def begin_login(self, user: str, address: str) -> LoginAttempt:
+        """Before a sign-in's password is checked: count it as failed in advance (the user, the
+        address and the pair), or :class:`RateLimited` when one of them failed too often.  A
+        sign-in that succeeds is then forgiven (:meth:`LoginAttempt.forgive`).  Counting first is
+        what bounds simultaneous guesses: each takes its token before the slow password check."""
+        pairs = [
+            (self.failed_logins_per_user, user),
+            (self.failed_logins_per_address, address),
+            (self.failed_logins_per_user_address, _pair(user, address)),
+        ]
+        wait = take_all(pairs)
         if wait > 0:
             raise RateLimited("failed sign-ins", wait)
-
-    def failed_login(self, user: str, address: str) -> None:
-        """Count a failed sign-in of ``user`` from ``address``."""
-        self.failed_logins_per_user.hit(user)
-        self.failed_logins_per_address.hit(address)
-        self.failed_logins_per_user_address.hit(_pair(user, address))
+        return LoginAttempt(pairs)
 
 
 def _pair(user: str, address: str) -> str:

@@ -211,7 +211,7 @@ def make_router() -> APIRouter:
         if not acc.signup:
             raise Problem(403, "Sign-up is closed", "ask the arena's admin for an account")
         address = client_address(request)
-        acc.limits.check_login("signup:" + address, address)
+        attempt = acc.limits.begin_login("signup:" + address, address)  # sign-ups count per address
         error = "the two passwords differ" if password != password2 else None
         if error is None:
             try:
@@ -219,8 +219,8 @@ def make_router() -> APIRouter:
             except AccountError as exc:
                 error = str(exc)
             else:
-                acc.limits.failed_login("signup:" + address, address)  # sign-ups count per address
                 return _signed_in_response(request, user, "/account")
+        attempt.forgive()  # no account made: not counted
         return render(
             request, "account_signup.html", 400, signup=True, error=error, username=username, nav="account"
         )
@@ -243,10 +243,9 @@ def make_router() -> APIRouter:
         check_csrf(request, csrf_token)
         name = username.strip().lower()[:64]
         address = client_address(request)
-        acc.limits.check_login(name, address)
+        attempt = acc.limits.begin_login(name, address)
         user = authenticate(acc.db, username, password)
         if user is None:
-            acc.limits.failed_login(name, address)
             return render(
                 request,
                 "account_login.html",
@@ -256,6 +255,7 @@ def make_router() -> APIRouter:
                 next=safe_next(next),
                 nav="account",
             )
+        attempt.forgive()  # a sign-in that succeeds is not counted
         return _signed_in_response(request, user, safe_next(next))
 
     @router.post("/logout")

@@ -131,25 +131,67 @@ def test_token_bucket() -> None:
         limits.upload("u", "1.2.3.4")
     assert info.value.retry_after >= 9
     limits.upload("v", "1.2.3.4")  # another user from the same address
-    limits.failed_login("x", "a")
-    limits.failed_login("x", "a")
+    limits.begin_login("x", "a")  # failed: not forgiven
+    limits.begin_login("x", "a")
     with pytest.raises(RateLimited, match="failed sign-ins"):
-        limits.check_login("x", "b")  # per user, from any address
-    limits.check_login("y", "a")
+        limits.begin_login("x", "b")  # per user, from any address
+    limits.begin_login("y", "a").forgive()
+    limits.begin_login("y", "a").forgive()  # sign-ins that succeed are not counted
+    limits.begin_login("y", "a")
+
+
+def test_a_refused_attempt_takes_nothing() -> None:
+    """When one bucket is empty the others keep their tokens (all or none are taken)."""
+    limits = Limits(RateLimiter(1, 0.01), RateLimiter(1, 0.01), RateLimiter(2, 0.01), RateLimiter(1, 0.01))
+    limits.upload("u", "a")
+    for _ in range(5):
+        with pytest.raises(RateLimited, match="too many uploads"):
+            limits.upload("u", "b")  # the user's bucket is empty: the address "b" keeps its token
+    limits.upload("w", "b")
+    limits.begin_login("p", "z")  # the per-user bucket (2) has one token left
+    for _ in range(5):
+        with pytest.raises(RateLimited):
+            limits.begin_login("p", "z")  # the address's bucket (1) is empty: "p" keeps its token
+    limits.begin_login("p", "y")
+
+
+def test_simultaneous_sign_ins_cannot_pass_more_than_the_bucket_holds() -> None:
+    """An outside review sent 60 wrong passwords at once and 29-35 were checked against a limit
+    of 5: the check came before the slow password hash and the count after it.  Each attempt now
+    takes its token first, atomically, from 60 threads at once."""
+    import threading
+
+    limits = Limits.default()
+    passed: list[int] = []
+    barrier = threading.Barrier(60)
+
+    def attempt(k: int) -> None:
+        barrier.wait()
+        try:
+            limits.begin_login("victim", "10.0.0.66")
+        except RateLimited:
+            return
+        passed.append(k)
+
+    threads = [threading.Thread(target=attempt, args=(k,)) for k in range(60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(passed) == 5
 
 
 def test_failed_sign_ins_lock_a_user_out_only_from_that_address() -> None:
     limits = Limits.default()
     for _ in range(5):
-        limits.check_login("victim", "10.0.0.66")
-        limits.failed_login("victim", "10.0.0.66")
+        limits.begin_login("victim", "10.0.0.66")
     with pytest.raises(RateLimited, match="failed sign-ins"):
-        limits.check_login("victim", "10.0.0.66")
-    limits.check_login("victim", "10.0.0.1")  # the real user, elsewhere, may still sign in
-    for i in range(100):  # ... until failures from many addresses reach the per-user ceiling
-        limits.failed_login("victim", f"10.1.{i}.1")
+        limits.begin_login("victim", "10.0.0.66")
+    limits.begin_login("victim", "10.0.0.1").forgive()  # the real user, elsewhere, may still sign in
+    for i in range(95):  # ... until failures from many addresses reach the per-user ceiling (100)
+        limits.begin_login("victim", f"10.1.{i}.1")
     with pytest.raises(RateLimited):
-        limits.check_login("victim", "10.0.0.1")
+        limits.begin_login("victim", "10.0.0.1")
 
 
 def test_cli_add_admin_and_token_never_show_the_password(arena_home: Path, sqlite_url: str) -> None:

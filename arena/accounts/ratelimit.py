@@ -67,7 +67,6 @@ class RateLimiter:
                 return 0.0
             return (1 - b.tokens) / self.per_second
 
-
     def give_back(self, key: str) -> None:
         """Return a token :meth:`hit` took for ``key`` (never above the capacity)."""
         with self._lock:

@@ -1,7 +1,11 @@
 """``/matches/{id}/analysis``: the analysis of a stored match (arena/strength/analysis.py) as JSON.
 
-* ``POST /matches/{id}/analysis`` starts the analysis in a background thread (analyses run one
-  at a time; a request for one already running or done starts nothing) and answers like ``GET``;
+* ``POST /matches/{id}/analysis`` queues the analysis for the one background thread that runs
+  them, one at a time (a request for one already queued, running or done starts nothing), and
+  answers like ``GET``.  At most :data:`MAX_WAITING` analyses wait at once, at most
+  :data:`MAX_PER_ADDRESS` of them asked for by one address: beyond that the answer is 503 with
+  ``Retry-After`` (an outside review queued a thread and ~3 s of CPU per anonymous POST, without
+  bound);
 * ``GET /matches/{id}/analysis`` answers ``{"status": "none" | "running" | "done" | "error"}``,
   with ``"analysis"`` (:meth:`arena.strength.analysis.Analysis.to_json`) when done and
   ``"detail"`` on an error.  202 while running, 200 otherwise.
@@ -14,11 +18,12 @@ replay or new weights are analysed afresh.
 
 from __future__ import annotations
 
+import queue
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any, Final
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from arena.engine import ReplayError, replay
@@ -29,6 +34,14 @@ from . import queries
 from .replays import DamagedReplayError, replay_text
 
 KEEP: Final = 32
+MAX_WAITING: Final = 8  # analyses queued or running at once
+MAX_PER_ADDRESS: Final = 2  # of those, asked for by one address
+RETRY_AFTER: Final = 30  # seconds, when the queue is full
+
+
+class QueueFull(Exception):
+    """No room for another analysis now; the message says why."""
+
 
 Key = tuple[int, str, str]
 
@@ -40,9 +53,10 @@ class AnalysisJobs:
         self.db = db
         self.lock = threading.Lock()
         self.done: OrderedDict[Key, dict[str, Any]] = OrderedDict()
-        self.running: set[Key] = set()
+        self.running: dict[Key, str] = {}  # queued or running -> the address that asked
         self.errors: dict[Key, str] = {}
-        self.one_at_a_time = threading.Lock()  # analyses run one after another, each in a daemon thread
+        self._queue: queue.SimpleQueue[Key] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
         self._evaluator: tuple[Any, str, frozenset[str]] | None = None
 
     def evaluator(self) -> tuple[Any, str, frozenset[str]]:
@@ -75,19 +89,30 @@ class AnalysisJobs:
                 return {"status": "error", "detail": self.errors[key]}
         return {"status": "none"}
 
-    def start(self, key: Key) -> dict[str, Any]:
-        """Start analysing ``key`` unless it is running or done; the status after that."""
+    def start(self, key: Key, address: str = "") -> dict[str, Any]:
+        """Queue ``key`` for analysis unless it is queued, running or done; the status after that.
+        :class:`QueueFull` when :data:`MAX_WAITING` analyses wait already, or
+        :data:`MAX_PER_ADDRESS` of them for ``address``."""
         with self.lock:
             if key not in self.done and key not in self.running:
+                if len(self.running) >= MAX_WAITING:
+                    raise QueueFull(f"{len(self.running)} analyses are waiting, the most at once")
+                if Counter(self.running.values())[address] >= MAX_PER_ADDRESS:
+                    raise QueueFull(
+                        f"you have {MAX_PER_ADDRESS} analyses waiting, the most at once: wait for one"
+                    )
                 self.errors.pop(key, None)
-                self.running.add(key)
-                # a daemon thread: a server that stops does not wait for an analysis to finish
-                threading.Thread(target=self._run, args=(key,), name="analysis", daemon=True).start()
+                self.running[key] = address
+                self._queue.put(key)
+                if self._worker is None:
+                    # a daemon thread: a server that stops does not wait for an analysis to finish
+                    self._worker = threading.Thread(target=self._work, name="analysis", daemon=True)
+                    self._worker.start()
         return self.status(key)
 
-    def _run(self, key: Key) -> None:
-        with self.one_at_a_time:
-            self._analyse(key)
+    def _work(self) -> None:
+        while True:
+            self._analyse(self._queue.get())
 
     def _analyse(self, key: Key) -> None:
         from arena.strength.analysis import analyse
@@ -105,18 +130,18 @@ class AnalysisJobs:
         except (ReplayError, DamagedReplayError, UnknownMatchError) as exc:
             with self.lock:
                 self.errors[key] = str(exc)
-                self.running.discard(key)
+                self.running.pop(key, None)
             return
         except Exception as exc:  # a bug: say so on the page rather than spin for ever
             with self.lock:
                 self.errors[key] = f"{type(exc).__name__}: {exc}. This is a bug in Pool Arena."
-                self.running.discard(key)
+                self.running.pop(key, None)
             return
         with self.lock:
             self.done[key] = result
             while len(self.done) > KEEP:
                 self.done.popitem(last=False)
-            self.running.discard(key)
+            self.running.pop(key, None)
 
 
 def _problem(status: int, title: str, detail: str) -> JSONResponse:
@@ -128,21 +153,26 @@ def analysis_router(db: Database) -> APIRouter:
     router = APIRouter()
     jobs = AnalysisJobs(db)
 
-    def answer(match_id: int, start: bool) -> JSONResponse:
+    def answer(match_id: int, start: bool, address: str = "") -> JSONResponse:
         try:
             key = jobs.key(match_id)
         except LookupError as exc:
             return _problem(404, "Unknown match" if "no match" in str(exc) else "No replay", str(exc))
         except ValueError as exc:  # the weights cannot be loaded (WeightsError)
             return _problem(503, "No evaluation", str(exc))
-        body = jobs.start(key) if start else jobs.status(key)
+        try:
+            body = jobs.start(key, address) if start else jobs.status(key)
+        except QueueFull as exc:
+            answer = _problem(503, "Analyses busy", f"{exc}; try again in {RETRY_AFTER} s")
+            answer.headers["Retry-After"] = str(RETRY_AFTER)
+            return answer
         if body["status"] == "error" and "corrupt" in str(body.get("detail", "")):
             return _problem(422, "Corrupt replay", str(body["detail"]))
         return JSONResponse(body, status_code=202 if body["status"] == "running" else 200)
 
     @router.post("/matches/{match_id}/analysis", include_in_schema=False)
-    def start_analysis(match_id: int) -> JSONResponse:
-        return answer(match_id, True)
+    def start_analysis(match_id: int, request: Request) -> JSONResponse:
+        return answer(match_id, True, request.client.host if request.client is not None else "unknown")
 
     @router.get("/matches/{match_id}/analysis", include_in_schema=False)
     def get_analysis(match_id: int) -> JSONResponse:

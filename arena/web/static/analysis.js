@@ -134,6 +134,10 @@
       setStatus("running", "analysing every decision…");
       button.disabled = true;
       if (!polling) polling = setInterval(poll, 700);
+    } else if (res.status === 503) {
+      stop();
+      setStatus("error", "not started: " + res.detail);
+      button.disabled = false;
     } else if (res.status === "error" || res.error) {
       stop();
       setStatus("error", "analysis failed: " + (res.detail || res.error));

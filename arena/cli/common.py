@@ -153,3 +153,14 @@ def refuse_path(path: Path, problem: str | None) -> None:
     if problem is not None:
         typer.echo(f"error: cannot write {path}: {problem}; give another path", err=True)
         raise typer.Exit(2)
+
+
+def web_environment() -> None:
+    """Refuse (exit 2, saying what is wrong) a bad ``ARENA_WEB_CONNECTIONS_PER_ADDRESS`` before a
+    web server starts (:mod:`arena.web.connguard`)."""
+    from arena.web.connguard import per_address_limit
+
+    try:
+        per_address_limit()
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None

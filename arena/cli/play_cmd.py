@@ -14,7 +14,7 @@ import typer
 
 from arena.engine.chance import SEED_LIMIT
 
-from .common import fail
+from .common import fail, web_environment
 from .rules_option import RULES_HELP, parse_rules
 
 if TYPE_CHECKING:
@@ -206,6 +206,7 @@ async def _run(session: PlaySession, host: str, port: int, pace: int, linger: fl
 
     spec, db = session.spec, session.db
     registry = PlayRegistry()
+    web_environment()
     registry.add(session)
     try:
         sock = bind(host, port)

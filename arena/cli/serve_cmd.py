@@ -19,7 +19,7 @@ from arena.lifecycle import Stopped, exit_status
 from arena.lobby import LobbyConfig, LobbyError
 from arena.referee.server import TlsFiles
 
-from .common import database, fail
+from .common import database, fail, web_environment
 
 
 def serve(
@@ -134,6 +134,7 @@ def serve(
         duration=duration,
         forwarded_allow_ips=forwarded_allow_ips,
     )
+    web_environment()
     with database() as db:
         if sandbox is not None:
             _require_sandbox()

@@ -8,7 +8,7 @@ import typer
 
 from arena.lifecycle import Stopped, StopSignals, exit_status
 
-from .common import database, fail
+from .common import database, fail, web_environment
 
 
 def web(
@@ -19,6 +19,7 @@ def web(
     from arena.web.app import create_app
     from arena.web.server import bind, serve, url_of
 
+    web_environment()
     with database(readonly=True) as db:
         try:
             sock = bind(host, port)

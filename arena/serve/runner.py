@@ -25,6 +25,7 @@ from arena.lifecycle import STOP_SIGNALS, exit_status, thread_stacks
 from arena.lobby import Lobby, LobbyConfig
 from arena.store.db import Database
 from arena.web.auth_routes import Accounts
+from arena.web.connguard import guarded_protocol
 
 from .services import SERVICES, BackgroundService, ServeContext
 from .webapp import serve_app
@@ -105,6 +106,7 @@ async def run(
     trusted = options.forwarded_allow_ips  # X-Forwarded-For only from these proxies (F5: else forgeable)
     config = uvicorn.Config(
         app,
+        http=guarded_protocol(behind_proxy=trusted is not None),  # request deadlines, connections per address
         log_level="warning",
         access_log=False,
         lifespan="off",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 
 import uvicorn
 from fastapi import FastAPI
+
+from .connguard import guarded_protocol
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -33,10 +36,21 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/"
 
 
-def make_server(app: FastAPI, *, log_level: str = "warning") -> uvicorn.Server:
-    """A uvicorn server for ``app`` (without its own signal handlers when not in the main thread)."""
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off", proxy_headers=False)
-    return uvicorn.Server(config)  # no proxy headers: the peer's address is the client's
+def make_server(
+    app: FastAPI, *, log_level: str = "warning", http: type[asyncio.Protocol] | None = None
+) -> uvicorn.Server:
+    """A uvicorn server for ``app`` (without its own signal handlers when not in the main thread),
+    its connections guarded (``http``, default :func:`arena.web.connguard.guarded_protocol`:
+    request deadlines, connections per address)."""
+    config = uvicorn.Config(
+        app,
+        http=http or guarded_protocol(),
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        proxy_headers=False,  # the peer's address is the client's
+    )
+    return uvicorn.Server(config)
 
 
 def close_live_hub(app: FastAPI) -> None:
@@ -57,11 +71,13 @@ def serve(app: FastAPI, sock: socket.socket, *, log_level: str = "warning") -> N
 class BackgroundServer:
     """The app served from a thread (tests, benchmarks): ``with BackgroundServer(app) as url: ...``."""
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, http: type[asyncio.Protocol] | None = None
+    ) -> None:
         self.app = app
         self.sock = bind(host, port)
         self.url = url_of(self.sock).rstrip("/")
-        self.server = make_server(app)
+        self.server = make_server(app, http=http)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def start(self, timeout: float = 20.0) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from typing import Annotated
@@ -19,6 +20,7 @@ from arena.sandbox import SandboxLimits
 from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database, arena_home
 from arena.store.lease import LeaseHolder, coordinated, lease_holder, shown_status
+from arena.store.models import Tournament
 from arena.store.results import first_forfeits
 from arena.store.retry import failure_line, retried
 from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
@@ -157,7 +159,27 @@ def _create(
     total = sum(status_counts(db, t.id).values())
     where = "sandboxed" if sandbox else "NOT sandboxed"
     typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}, bots {where}", err=True)
+    if seeding == "rating" and fmt == "knockout":
+        typer.echo(_seeds_line(t), err=True)
     return t.id
+
+
+def _seeds_line(t: Tournament) -> str:
+    """How a knockout seeded by rating was seeded: each seed with its rating (or unrated)."""
+    config = json.loads(t.config or "{}")
+    bots = config.get("bots", [])
+    options = config.get("format_options", {})
+    order, ratings = options.get("order", []), options.get("ratings", [])
+    if not any(r is not None for r in ratings):
+        return (
+            "note: no bot has a rating yet (no finished tournament match: see 'arena leaderboard'), "
+            "so the seeds follow the order given"
+        )
+    seeds = ", ".join(
+        f"{k}. {bots[i]} " + (f"{ratings[i]:.0f}" if ratings[i] is not None else "(unrated)")
+        for k, i in enumerate(order, 1)
+    )
+    return f"seeded by rating (pl, every finished match): {seeds}"
 
 
 def _where(jobs: int | None, cluster: str | None, local_cluster: int | None, pin: bool | None = None) -> None:

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 
-from sqlmodel import col, select
-
 from arena.botref import resolve, stored_version
 from arena.engine.variants import DEFAULT as DEFAULT_RULES
 from arena.engine.variants import Rules
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
 from arena.store.db import Database
-from arena.store.models import BotVersion, RatingRow, Tournament
+from arena.store.models import BotVersion, Tournament
 from arena.store.tournaments import create_tournament, get_tournament
 
 from .formats import REGISTRY, FormatError, make
@@ -21,7 +19,7 @@ from .pull import pull, settings_of
 
 FORMATS = tuple(REGISTRY)
 SEEDINGS = ("order", "rating")
-RATING_SYSTEM = "pl"  # the stored rating a knockout is seeded by (see 'arena leaderboard --save')
+RATING_SYSTEM = "pl"  # the rating a knockout is seeded by (over every finished match, as 'arena leaderboard')
 
 
 class TournamentConfigError(ValueError):
@@ -109,7 +107,10 @@ def create(
         raise TournamentConfigError(f"{' and '.join(same)} are the same bot version; name each version once")
     options: dict[str, object] = {}
     if fmt == "knockout":
-        options["order"] = _seeding(db, versions) if seeding == "rating" else list(range(len(versions)))
+        if seeding == "rating":
+            options["order"], options["ratings"] = _seeding(db, versions)
+        else:
+            options["order"] = list(range(len(versions)))
     config: dict[str, object] = {
         "bots": [*([candidate] if candidate else []), *refs],
         "sandbox": sandbox.to_json() if sandbox else None,
@@ -144,23 +145,20 @@ def create(
     return get_tournament(db, made.id)
 
 
-def _seeding(db: Database, versions: list[BotVersion]) -> list[int]:
-    """Entries best first by their latest stored rating (system :data:`RATING_SYSTEM`, all
-    matches); unrated entries after them, in the order given."""
-    latest: dict[int, float] = {}
-    with db.session() as session:
-        for r in session.exec(
-            select(RatingRow)
-            .where(RatingRow.system == RATING_SYSTEM, RatingRow.scope == "all")
-            .where(col(RatingRow.bot_version_id).in_([v.id for v in versions]))
-            .order_by(col(RatingRow.computed_at), col(RatingRow.id))
-        ).all():
-            latest[r.bot_version_id] = r.rating
-    ids = [v.id for v in versions]
-    return sorted(
-        range(len(versions)),
-        key=lambda i: (ids[i] not in latest, -latest.get(ids[i] or -1, 0.0), i),
-    )
+def _seeding(db: Database, versions: list[BotVersion]) -> tuple[list[int], list[float | None]]:
+    """Entries best first by their rating (system :data:`RATING_SYSTEM`) over every finished
+    match in the database, what ``arena leaderboard`` shows; unrated entries after them, in the
+    order given.  Returns the order and each entry's rating (None: unrated)."""
+    from arena.leaderboard import leaderboard
+    from arena.store.bots import version_names
+    from arena.store.results import finished_matches
+
+    played = sorted({s.bot_version_id for m in finished_matches(db, None) for s in m.seats})
+    labels = version_names(db, played)  # the leaderboard's names (name, or name@N for several)
+    by_label = {r.bot: r.rating for r in leaderboard(db, system=RATING_SYSTEM, include_removed=True)}
+    ratings = [by_label.get(labels[v.id]) if v.id in labels else None for v in versions]
+    order = sorted(range(len(versions)), key=lambda i: (ratings[i] is None, -(ratings[i] or 0.0), i))
+    return order, ratings
 
 
 def _version(db: Database, ref: str) -> BotVersion:

@@ -16,7 +16,6 @@ from arena.referee.result import MatchResult, SeatOutcome
 from arena.store.bots import add_bot
 from arena.store.crosstable import cross_table
 from arena.store.db import Database
-from arena.store.models import RatingRow
 from arena.store.tournaments import queued_tasks, record_result, stored_history
 from arena.tournament.formats import Play, Wait
 from arena.tournament.pull import pull
@@ -216,16 +215,27 @@ def test_cli_bad_combinations_are_usage_errors(
 
 
 def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:
-    """--seeding rating: the latest stored pl rating first (an older row does not count), unrated
-    bots last in the order given; the best seeds get the byes."""
+    """--seeding rating: the pl rating over every finished match (what 'arena leaderboard'
+    shows) first, bots that never played last in the order given; the best seeds get the byes;
+    the command says how it seeded.  (It used to read a stored scope that nothing wrote: an
+    outside review found every bracket in the order given.)"""
+    from arena.cli.tournament_cmd import _seeds_line
+
     db = sqlite_db
     _field(db, tmp_path / "bots")
-    with db.session() as session:
-        for vid, rating in ((1, 1900.0), (3, 1400.0), (4, 1700.0), (1, 1300.0)):  # a: 1900, then 1300
-            session.add(RatingRow(system="pl", bot_version_id=vid, rating=rating, lo=0, hi=0, games=9))
-            session.flush()
+    unrated = create(db, list(NAMES), fmt="knockout", games=1, seed=2, seeding="rating")
+    assert json.loads(unrated.config)["format_options"]["order"] == [0, 1, 2, 3, 4]
+    assert "no bot has a rating yet" in _seeds_line(unrated)
+    played = create(db, ["a", "b", "c", "d"], fmt="round-robin", games=2, seed=1)  # e plays nothing
+    assert played.id is not None
+    _finish_queued(db, played.id, {"d": 0, "c": 1, "a": 2, "b": 3})
     t = create(db, list(NAMES), fmt="knockout", games=1, seed=2, seeding="rating")
     assert t.id is not None
-    assert json.loads(t.config)["format_options"]["order"] == [3, 2, 0, 1, 4]  # d, c, a, then b, e
+    options = json.loads(t.config)["format_options"]
+    assert options["order"] == [3, 2, 0, 1, 4]  # d, c, a, b by rating, then e (unrated)
+    ratings = options["ratings"]
+    assert ratings[4] is None and ratings[3] > ratings[2] > ratings[0] > ratings[1]
+    line = _seeds_line(t)
+    assert line.startswith("seeded by rating (pl, every finished match): 1. d ") and "5. e (unrated)" in line
     _, byes = stored_history(db, t.id)
     assert sorted(b.version_id for b in byes) == [1, 3, 4]  # 5 bots, a bracket of 8: 3 byes

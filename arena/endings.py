@@ -203,12 +203,18 @@ def shared_by(placings: Sequence[int | None], seat: int) -> int:
     return sum(1 for p in placings if p == placings[seat])
 
 
-def win_share(placings: Sequence[int | None], seat: int) -> float:
-    """The seat's win in one game: 1 alone in first place, ``1/k`` when ``k`` seats share it, else 0.
+def win_share(placings: Sequence[int | None], seat: int, *, forfeited: bool = False) -> float:
+    """The seat's win in one game: 1 alone in first place, ``1/k`` when ``k`` seats share it, else 0;
+    always 0 for a seat that ``forfeited`` (when every seat forfeited, they share the first place
+    and nobody won).
 
     >>> win_share([1, 2], 0), win_share([1, 1, 3], 1), win_share([1, 1, 1, 1], 3), win_share([1, 2], 1)
     (1.0, 0.5, 0.25, 0.0)
+    >>> win_share([1, 1], 0, forfeited=True)
+    0.0
     """
+    if forfeited:
+        return 0.0
     return 1.0 / shared_by(placings, seat) if placings[seat] == 1 else 0.0
 
 

@@ -204,8 +204,9 @@ class Match:
     async def _wait_for_seats(self) -> None:
         """Wait until every seat is connected or out (its process exited: :meth:`seat_process_exited`).
 
-        Stops early once fewer than two seats can still play: the match is then decided.  A seat
-        still missing at the connect timeout is a no-show.
+        A seat still missing at the connect timeout is a no-show.  This holds when the others are
+        out already: a seat wins by forfeit only once it has shown up (when both bots of a match
+        crash at start, whichever exits second used to be credited the win).
         """
         deadline = time.monotonic() + self.connect_timeout
         while True:
@@ -213,7 +214,7 @@ class Match:
                 link for link in self.links if not link.attached.is_set() and link.seat not in self.forfeits
             ]
             left = deadline - time.monotonic()
-            if not waiting or self.players - len(self.forfeits) < 2 or left <= 0:
+            if not waiting or left <= 0:
                 break
             self.seats_changed.clear()
             waits = [asyncio.create_task(link.attached.wait()) for link in waiting]
@@ -223,11 +224,11 @@ class Match:
             finally:
                 for task in waits:
                     task.cancel()
-        if self.players - len(self.forfeits) < 2:
-            return  # decided before it began: whoever is left wins, late or not
         for link in self.links:
             if not link.attached.is_set() and link.seat not in self.forfeits:
                 self._forfeit(link.seat, Reason.NO_SHOW, f"did not connect within {self.connect_timeout:g}s")
+        if self.players - len(self.forfeits) < 2:
+            return  # decided before it began: whoever is left (and showed up) wins
         await self._wait_for_setup()
 
     def seat_process_exited(self, seat: int, how: str) -> None:

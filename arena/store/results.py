@@ -174,14 +174,14 @@ def bot_stats(
             if st is None:
                 st = stats[name] = BotStats(name, removed=s.bot_version_id in removed)
             st.games += 1
-            if placings[k] == 1:
-                st.wins += win_share(placings, k)
             st.score_total += s.score or 0
             st.think_total += s.think_total or 0.0
             st.decisions += s.decisions or 0
             lost = forfeit.get(s.termination)
             if lost is None:
                 lost = forfeit[s.termination] = is_forfeit(s.termination)  # an unknown value raises
+            if placings[k] == 1:
+                st.wins += win_share(placings, k, forfeited=lost)
             if lost:
                 reason = parse_ending(s.termination or "")
                 st.forfeits += 1

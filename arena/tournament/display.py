@@ -85,8 +85,9 @@ class TournamentDisplay:
                 st = self.standings.setdefault(s.name, _Standing())
                 st.games += 1
                 st.points += s.score
-                st.wins += win_share(placings, k)  # the same wins as the stored leaderboard's
-                st.forfeits += is_forfeit(s.termination)
+                lost = is_forfeit(s.termination)
+                st.wins += win_share(placings, k, forfeited=lost)  # the same wins as the stored leaderboard's
+                st.forfeits += lost
         self.bar.update(self.task, total=p.total, completed=p.done + p.failed)
         if self.live is not None:
             self.live.update(self._view())

@@ -293,6 +293,20 @@ def test_crashed_before_connecting() -> None:
     assert detail == "the process exited with status 1 before connecting: SyntaxError: invalid syntax"
 
 
+def test_both_crashed_before_connecting_both_forfeit() -> None:
+    """Two bots whose processes both die at start: both forfeit, neither is credited a win (the
+    match used to be decided at the first crash, and the second seat won by forfeit)."""
+    table = FakeTable(connect_timeout=30.0)
+    table.processes.crash(0, stderr="SyntaxError: invalid syntax\n")
+    table.processes.crash(1, "the process exited with status 0")
+    start = time.monotonic()
+    result = asyncio.run(table.play([greedy, greedy], absent=(0, 1)))
+    assert time.monotonic() - start < LIMIT_S  # both were seen to crash: no no-show wait
+    assert [f.reason for f in result.forfeits] == [Reason.CRASHED, Reason.CRASHED]
+    assert result.termination == "forfeit"
+    assert [s.termination for s in result.seats] == ["crashed", "crashed"]
+
+
 def test_crashed_mid_match() -> None:
     def die(table: FakeTable, channel: FakeChannel, request: Request) -> None:
         table.processes.crash(1, "the process was killed by SIGKILL", stderr="ZeroDivisionError: boom\n")

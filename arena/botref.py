@@ -97,7 +97,14 @@ def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> Resolve
 
 def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
     """The registered bot ``ref`` names, or (None, why not)."""
-    from arena.store.bots import NAME_RE, UnknownBotError, artifact_path, command_of, resolve_version
+    from arena.store.bots import (
+        NAME_RE,
+        UnknownBotError,
+        artifact_path,
+        check_stored_file,
+        command_of,
+        resolve_version,
+    )
 
     name, at, _ = ref.partition("@")
     where = f"in the database {_shown(db)}"
@@ -117,6 +124,7 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
         raise BotRefError(
             f"{ref} is a remote bot: it connects in by itself ('arena serve'), it cannot be launched here"
         )
+    check_stored_file(version, name, sample_bots().get(name))  # gone: an error, not a crash a game
     display = ref if at else name
     return (
         ResolvedBot(

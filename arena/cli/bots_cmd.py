@@ -60,7 +60,14 @@ def add(
     --no-check) play a short sandboxed check match against the random sample bot without
     forfeiting it.
     """
-    from arena.store.bots import add_bot, add_remote_bot, check_bot_file, max_bot_bytes, same_as_current
+    from arena.store.bots import (
+        add_bot,
+        add_remote_bot,
+        check_bot_file,
+        max_bot_bytes,
+        restore_stored_file,
+        same_as_current,
+    )
 
     if remote:
         if path is not None:
@@ -89,7 +96,11 @@ def add(
     except BotRegistryError as exc:
         raise fail(str(exc)) from None
     with database() as db:
-        if check and same_as_current(db, name, path) is None:  # a file already checked needs no check
+        current = same_as_current(db, name, path)
+        if current is not None and restore_stored_file(current, path):
+            typer.echo(f"restored the stored file of {name} version {current.version} ({current.filename})")
+            return
+        if check and current is None:  # a file already checked needs no check
             _check(name, path, no_sandbox)
         v = add_bot(db, name, path, persistent=not fresh, max_bytes=limit)
     typer.echo(f"added {name} version {v.version} (sha256 {v.sha256[:12]}, {v.filename})")

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
+from arena.botref import sample_bots
 from arena.engine.chance import SEED_LIMIT
 from arena.engine.variants import rules_label
 from arena.leaderboard import LeaderRow, leaderboard, render, store_ratings
@@ -23,7 +24,13 @@ from arena.store.lease import LeaseHolder, coordinated, lease_holder, shown_stat
 from arena.store.models import Tournament
 from arena.store.results import first_forfeits
 from arena.store.retry import failure_line, retried
-from arena.store.tournaments import get_tournament, list_tournaments, status_counts, time_control_of
+from arena.store.tournaments import (
+    check_entry_files,
+    get_tournament,
+    list_tournaments,
+    status_counts,
+    time_control_of,
+)
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.pull import report as format_report
@@ -233,6 +240,7 @@ def _run(
     pin: bool | None = None,
 ) -> None:
     t = get_tournament(db, tournament_id)
+    check_entry_files(db, tournament_id, sample_bots().get)  # a stored file gone: say so, play nothing
     on_wait = _waiting(tournament_id)
     at_start = status_counts(db, tournament_id)  # so the display shows done/total from the start
     if t.status == "finished" and set(at_start) <= {"finished"}:

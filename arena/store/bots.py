@@ -28,6 +28,7 @@ from .botnames import NAME_RE as NAME_RE
 from .db import Database, arena_home
 from .errors import BotRegistryError as BotRegistryError
 from .errors import DuplicateUploadError as DuplicateUploadError
+from .errors import MissingBotFileError as MissingBotFileError
 from .errors import UnknownBotError as UnknownBotError
 from .models import Bot, BotVersion, MatchSeat, utcnow
 from .models_accounts import BotUpload, UploadStatus
@@ -77,6 +78,25 @@ def artifact_path(version: BotVersion) -> Path:
     if stored.exists() or len(stored.parts) < 3 or stored.parts[-3] != "artifacts":
         return stored
     return arena_home().resolve() / "artifacts" / stored.parts[-2] / stored.parts[-1]
+
+
+def check_stored_file(version: BotVersion, name: str, original: Path | None = None) -> None:
+    """:class:`MissingBotFileError` when ``version`` (of the bot ``name``) is a local bot whose
+    stored file is not there, saying how to bring it back; nothing otherwise.  ``original``: a
+    file that may hold the same bytes (a sample bot's own file): when it does, the stored file is
+    put back from it instead."""
+    if version.kind != "local" or not version.artifact:
+        return
+    path = artifact_path(version)
+    missing = not path.is_file()
+    if missing and original is not None and original.is_file() and sha256_file(original) == version.sha256:
+        restore_stored_file(version, original)  # a sample bot's own file: put it back
+    if not path.is_file():
+        raise MissingBotFileError(
+            f"the stored file of {name} (version {version.version}) is missing: {path} (the data "
+            f"folder's artifacts/ was cleaned, or the database was restored without it; 'arena db "
+            f"backup' copies the database only). Register the file again: 'arena bots add {name} FILE'"
+        )
 
 
 def command_of(version: BotVersion) -> list[str]:
@@ -256,6 +276,20 @@ def same_as_current(db: Database, name: str, path: Path) -> BotVersion | None:
             return None
         latest = _latest_version(session, bot.id) if bot.id is not None else None
         return latest if latest is not None and latest.sha256 == digest else None
+
+
+def restore_stored_file(version: BotVersion, path: Path) -> bool:
+    """Put ``path`` (the same bytes as ``version``, :func:`same_as_current`) back where the
+    version's stored file belongs when that file is missing; True when it was restored."""
+    target = artifact_path(version)
+    if not version.artifact or target.is_file():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+    shutil.copyfile(path, tmp)
+    os.chmod(tmp, (os.stat(path).st_mode | stat.S_IRUSR) & ~(stat.S_IWGRP | stat.S_IWOTH))
+    os.replace(tmp, target)
+    return True
 
 
 def file_version(db: Database, path: Path, *, max_bytes: int | None = None) -> BotVersion:

@@ -54,3 +54,8 @@ class UnknownBotError(BotRegistryError):
 
 class DuplicateUploadError(BotRegistryError):
     """The uploaded file is identical to the bot's current version."""
+
+
+class MissingBotFileError(BotRegistryError):
+    """A registered version whose stored file is gone (the data folder's ``artifacts/`` cleaned,
+    or the database restored without it): playing it would only record crashes."""

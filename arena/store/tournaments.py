@@ -9,6 +9,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import bindparam, insert, update
@@ -24,7 +25,7 @@ from arena.tournament.task import SeatTask as SeatTask
 from arena.tournament.task import compress_replay as compress_replay
 from arena.tournament.task import pack_replay as pack_replay
 
-from .bots import command_of
+from .bots import check_stored_file, command_of
 from .db import Database, StoreError
 from .models import (
     Bot,
@@ -224,6 +225,25 @@ def queued_tasks(db: Database, tournament_id: int) -> list[MatchTask]:
                 )
             )
         return tasks
+
+
+def check_entry_files(
+    db: Database, tournament_id: int, originals: Callable[[str], Path | None] = lambda name: None
+) -> None:
+    """:class:`arena.store.errors.MissingBotFileError` naming the first entry of the tournament
+    whose stored bot file is gone (see :func:`arena.store.bots.check_stored_file`; ``originals(name)``
+    may name a file to put it back from): checked before a run starts, so that a missing file is a
+    clear error rather than every game a crash."""
+    with db.session() as session:
+        rows = session.exec(
+            select(BotVersion, Bot)
+            .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+            .join(TournamentEntry, col(TournamentEntry.bot_version_id) == col(BotVersion.id))
+            .where(TournamentEntry.tournament_id == tournament_id)
+            .order_by(col(TournamentEntry.position), col(TournamentEntry.bot_version_id))
+        ).all()
+    for v, b in rows:
+        check_stored_file(v, b.name, originals(b.name))
 
 
 def mark_running(db: Database, match_ids: list[int]) -> None:

@@ -203,18 +203,32 @@ def from_interrupt(exc: SystemExit) -> bool:
     )
 
 
+class Terminated(SystemExit):
+    """A command's coroutine was stopped by SIGTERM or SIGHUP (:func:`run_interruptible`): its
+    clean-up has run; the exit status is 128 + the signal, and the message says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + int(signum))
+        self.signum = int(signum)
+        self.message = f"arena: stopped ({signal.Signals(signum).name})"
+
+
 def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` for a command, with Ctrl-C handled at the right place: the first
     Ctrl-C cancels ``main`` (its clean-up runs: bots stopped, the match recorded as interrupted)
     and :class:`KeyboardInterrupt` is raised once it has unwound; a second one during that
     clean-up prints the line and ends the process at once (what :func:`exit_interrupted` would
     do).  A KeyboardInterrupt is never raised in the middle of the event loop, where it could
-    land inside gRPC's C core (which crashed the process with SIGSEGV)."""
+    land inside gRPC's C core (which crashed the process with SIGSEGV).  SIGTERM and SIGHUP
+    (unless ignored) stop it the same way and raise :class:`Terminated` (exit 128 + the signal)
+    once it has unwound: before, they killed the process at once and a stand-alone match was
+    left ``running`` in the database for ever."""
     import asyncio
 
     task: asyncio.Task[T] | None = None
     loop: asyncio.AbstractEventLoop | None = None
     interrupted = False
+    stopped_by: int | None = None
 
     async def outer() -> T:
         nonlocal task, loop
@@ -231,15 +245,34 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
         interrupted = True
         loop.call_soon_threadsafe(task.cancel)
 
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted, stopped_by
+        if interrupted:  # a second signal while the first is handled: leave at once
+            os._exit(128 + signum)
+        if task is None or loop is None or task.done():
+            raise Terminated(signum)
+        interrupted, stopped_by = True, signum
+        loop.call_soon_threadsafe(task.cancel)
+
     previous = signal.signal(signal.SIGINT, on_sigint)  # asyncio.run keeps a handler it did not set
+    others = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) != signal.SIG_IGN:  # nohup: stays ignored
+            others[sig] = signal.signal(sig, on_stop)
     try:
         result = asyncio.run(outer())
     except asyncio.CancelledError:
+        if stopped_by is not None:
+            raise Terminated(stopped_by) from None
         if interrupted:
             raise KeyboardInterrupt from None
         raise
     finally:
         signal.signal(signal.SIGINT, previous)
+        for sig, handler in others.items():
+            signal.signal(sig, handler)
+    if stopped_by is not None:
+        raise Terminated(stopped_by)
     if interrupted:
         raise KeyboardInterrupt
     return result

@@ -9,11 +9,13 @@ handling (one line, exit 130; see :mod:`arena.cli.interrupt`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .interrupt import (
     Interrupted,
+    Terminated,
     during_interrupt,
     exit_interrupted,
     from_interrupt,
@@ -132,6 +134,8 @@ def main() -> None:
     except SystemExit as exc:
         if from_interrupt(exc):
             exit_interrupted()
+        if isinstance(exc, Terminated):  # SIGTERM/SIGHUP: the command's clean-up has run
+            print(exc.message, file=sys.stderr)
         raise
     except BaseException as exc:
         if during_interrupt(exc):  # e.g. a second Ctrl-C broke the clean-up of the first

@@ -15,6 +15,7 @@ import typer
 from arena.engine.chance import SEED_LIMIT
 
 from .common import fail, web_environment
+from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def play(
 
         session = PlaySession(spec, db=db, version_ids=ids, log_dir=logs or arena_home() / "logs" / "matches")
         try:
-            status = asyncio.run(_run(session, host, port, pace, linger))
+            status = run_interruptible(_run(session, host, port, pace, linger))  # SIGTERM too
         except BaseException:  # Ctrl-C, a stop signal: the match was not played to its end
             if db is not None and session.stored is not None:
                 from arena.store.tournaments import record_failure

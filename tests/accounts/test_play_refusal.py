@@ -25,7 +25,12 @@ def test_only_the_owner_or_an_admin_plays_a_version_not_in_play(db: Database) ->
     data = (REPO / "bots" / "random_bot.py").read_bytes()
     version = submit_version(db, carol, "carolbot", "carolbot.py", data).version
     assert version.id is not None
-    for status in (UploadStatus.PENDING, UploadStatus.VALIDATING, UploadStatus.REJECTED, UploadStatus.RETIRED):
+    for status in (
+        UploadStatus.PENDING,
+        UploadStatus.VALIDATING,
+        UploadStatus.REJECTED,
+        UploadStatus.RETIRED,
+    ):
         set_status(db, version.id, status, "crashed: secret" if status == UploadStatus.REJECTED else None)
         why = play_refusal(db, dave, version.id)
         assert why is not None and f"carolbot@1 is {status}" in why and "only its owner" in why, why

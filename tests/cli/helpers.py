@@ -44,9 +44,17 @@ def run_arena(args: Sequence[str], home: Path, *, timeout: float = 120, **extra:
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
-def interrupt_arena(args: Sequence[str], home: Path, delays: Sequence[float], *, timeout: float = 60) -> Run:
-    """Start ``arena ARGS`` in its own process group and send SIGINT to the whole group after each
-    of ``delays`` seconds (counted from the start), as a terminal's Ctrl-C does; wait for the end."""
+def interrupt_arena(
+    args: Sequence[str],
+    home: Path,
+    delays: Sequence[float],
+    *,
+    timeout: float = 60,
+    sig: signal.Signals = signal.SIGINT,
+) -> Run:
+    """Start ``arena ARGS`` in its own process group and send ``sig`` (SIGINT, as a terminal's
+    Ctrl-C does) to the whole group after each of ``delays`` seconds (counted from the start);
+    wait for the end."""
     proc = subprocess.Popen(
         [str(ARENA), *args],
         cwd=home,
@@ -61,7 +69,7 @@ def interrupt_arena(args: Sequence[str], home: Path, delays: Sequence[float], *,
         for delay in delays:
             time.sleep(max(0.0, start + delay - time.monotonic()))
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
+                os.killpg(proc.pid, sig)
         out, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:

@@ -199,3 +199,21 @@ def test_once_interrupted_asyncio_and_grpc_complaints_about_cut_tasks_are_droppe
     assert not interrupt._quiet_interrupts(record("asyncio"))
     assert not interrupt._quiet_interrupts(record("grpc._cython.cygrpc"))
     assert interrupt._quiet_interrupts(record("arena.referee"))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_mid_match_cleans_up_records_the_match_and_exits_128_plus_n(
+    home: Path, long_match: list[str], sig: signal.Signals
+) -> None:
+    """SIGTERM (a service manager, ``kill``) and SIGHUP (a closed terminal) stop a match as Ctrl-C
+    does: bots stopped, the match stored as failed, one line, exit 128 + N.  They used to kill the
+    process at once and leave the match ``running`` in the database for ever."""
+    import sqlite3
+
+    run = interrupt_arena(long_match, home, [3.0], sig=sig)
+    assert run.returncode == 128 + sig, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines[-1] == f"arena: stopped ({sig.name})", run.stderr
+    with sqlite3.connect(home / "arena.db") as db:
+        assert db.execute("select status from match").fetchall() == [("failed",)]

@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from browser.playkit import Played, start_play  # (tests/ is on the path: its packages import so)
 from sqlmodel import select
 
@@ -173,18 +174,25 @@ def processes_of(home: Path) -> list[int]:
     return found
 
 
-def test_ctrl_c_mid_match_stops_everything_and_records_the_match_as_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sig", "said"),
+    [(signal.SIGINT, "arena: interrupted (Ctrl-C)"), (signal.SIGTERM, "arena: stopped (SIGTERM)")],
+)
+def test_a_stop_mid_match_stops_everything_and_records_the_match_as_interrupted(
+    tmp_path: Path, sig: signal.Signals, said: str
+) -> None:
+    """Ctrl-C, and SIGTERM (which used to end the process at once, the match left ``running``)."""
     played = start_play(tmp_path, "random", "greedy", "--seed", "6")
     try:
         seat = Seat(played)
         seat.request()  # the match is on: the bots are connected, the person is asked
         assert len(processes_of(tmp_path)) >= 3  # arena play and its two bots
-        played.proc.send_signal(signal.SIGINT)
+        played.proc.send_signal(sig)
         code = played.wait(60)
     finally:
         played.stop()
-    assert code == 130, "\n".join(played.lines)
-    assert "arena: interrupted (Ctrl-C)" in played.lines
+    assert code == 128 + sig, "\n".join(played.lines)
+    assert said in played.lines
     deadline = time.monotonic() + 10
     while processes_of(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.1)

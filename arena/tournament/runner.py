@@ -139,6 +139,22 @@ class MatchExecutor(Protocol):
 # stopping their bots (a stop signal, an error).  Without one, :meth:`MatchExecutor.close` is used.
 
 
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Block SIGINT in this thread while the body runs (then restore the mask): a worker process
+    the pool spawns meanwhile inherits the mask through its exec and so cannot be interrupted
+    while it imports (a terminal's Ctrl-C reaches the whole group, and each worker printed a
+    ``KeyboardInterrupt`` traceback from the middle of its imports).  The worker unblocks it once
+    its own handler is in place (:func:`arena.tournament.worker.init_worker`), and then gets the
+    pending signal.  This process loses nothing: a blocked signal stays pending, and Python's
+    handler runs in the main thread whichever thread the kernel hands the signal to."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class LocalExecutor:
     """A pool of worker processes on this machine, each with its own referee and bot pool.
 
@@ -185,7 +201,8 @@ class LocalExecutor:
 
     def submit(self, task: MatchTask) -> Hashable:
         try:
-            future = self.pool.submit(self.play, task)
+            with interrupts_held():  # a worker spawned now starts with SIGINT blocked (see there)
+                future = self.pool.submit(self.play, task)
         except BrokenProcessPool as exc:  # a worker died since the last wait(): requeued by wait()
             future = Future()
             future.set_exception(exc)

@@ -102,6 +102,9 @@ def init_worker(
     for sig in lifecycle.STOP_SIGNALS:  # (until here a signal simply ends the worker: no bot yet)
         if signal.getsignal(sig) != signal.SIG_IGN:
             signal.signal(sig, _on_signal)
+    # spawned with SIGINT blocked (arena.tournament.runner.interrupts_held): a Ctrl-C that came
+    # while this process imported is delivered now, to the handler above
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if parent_pid is not None:
         # The coordinator spawns its workers from the thread that runs the tournament, which
         # outlives them (the pool is shut down before it returns), so the signal means its death.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.safetext import shell_word
 from arena.sandbox.launcher import BotLaunchError, launch_command
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ def comeback(db: Database, name: str) -> str:
         path = artifact_path(last)
     if path is None:
         path = sample_bots().get(name)
-    shown = "PATH" if path is None else _relative(path)
+    shown = "PATH" if path is None else shell_word(_relative(path))
     return f"'arena bots add {name} {shown}'"
 
 

@@ -90,8 +90,11 @@ def publish(
     jobs: int | None = None,
     progress: ProgressFn | None = None,
     folder: Path = LEADERBOARDS,
+    shown: str | None = None,
 ) -> tuple[list[LeaderRow], Path, Path]:
-    """Run the leaderboard's tournament and write ``<name>.md`` and ``<name>.json`` beside it."""
+    """Run the leaderboard's tournament and write ``<name>.md`` and ``<name>.json`` beside it;
+    their "Reproduce" line names the definition as ``shown`` (default ``name``: one in
+    ``leaderboards/``; give the path of a definition kept elsewhere)."""
     d = load_definition(name, folder)
     for bot, file in d.bots.items():
         with contextlib.suppress(DuplicateUploadError):
@@ -117,7 +120,8 @@ def publish(
         "Bots: " + ", ".join(f"{b} (sha256 {sha256_file(f)[:12]})" for b, f in d.bots.items()) + ".",
         f"Ranked by the lower bound of the 95% interval; bots with fewer than {d.min_games} games "
         "are listed apart as provisional.",
-        f"Reproduce: `arena leaderboard publish {name}` (every match seed follows from the tournament "
+        f"Reproduce: `arena leaderboard publish {shown or name}` (every match seed follows from the "
+        "tournament "
         "seed, and bots draw their randomness from their seat's bot seed, so a rerun plays the same "
         "games as long as no bot runs out of time).",
     ]

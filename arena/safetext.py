@@ -39,3 +39,19 @@ def small_int(text: str) -> int | None:
     "٣"), which ``int`` refuses or reads differently, and lengths ``int`` refuses (over 4,300
     digits) or a database cannot store; surrounding white space is not allowed either."""
     return int(text) if _DIGITS.fullmatch(text) else None
+
+
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word of a shell command to copy and paste: as it is when it needs no
+    quoting, else in double quotes with ``"``, ``\\``, ``$`` and backquotes escaped (a command
+    shown inside single quotes, as the arena's hints are, stays readable).
+
+    >>> shell_word("bots/greedy_bot.py"), shell_word("/tmp/data dir ü/x.py"), shell_word('a"$b')
+    ('bots/greedy_bot.py', '"/tmp/data dir ü/x.py"', '"a\\\\"\\\\$b"')
+    """
+    if text and _SHELL_SAFE.fullmatch(text) and text.isascii():
+        return text
+    return '"' + re.sub(r'(["\\\\$`])', r"\\\1", text) + '"'

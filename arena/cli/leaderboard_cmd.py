@@ -9,6 +9,7 @@ import typer
 
 from arena.leaderboard import MIN_GAMES, leaderboard, render
 from arena.ratings import DEFAULT_SYSTEM, UnknownRatingSystemError, get_system, system_names
+from arena.safetext import shell_word
 from arena.store.tournaments import get_tournament
 from arena.termui import make_console
 
@@ -94,10 +95,13 @@ def publish_(
         if not given.is_file():
             raise fail(f"no leaderboard definition {given.resolve()}: no such file", 2)
         folder, name = given.resolve().parent, given.stem
+        shown: str | None = shell_word(str(given))
+    else:
+        shown = None
     with database() as db:
         try:
             with TournamentDisplay(f"leaderboard {name}") as display:
-                rows, md, js = publish(db, name, jobs=jobs, progress=display, folder=folder)
+                rows, md, js = publish(db, name, jobs=jobs, progress=display, folder=folder, shown=shown)
         except LeaderboardDefinitionError as exc:
             raise fail(str(exc), 2) from None
     make_console().print(render(rows, "pl", f"Leaderboard {name}"))

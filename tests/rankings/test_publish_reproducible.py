@@ -51,3 +51,29 @@ def test_publish_twice_gives_the_same_table(tmp_path: Path, monkeypatch: pytest.
     assert again == first
     md = first[0]
     assert "| 1 |" in md and "random" in md and "Reproduce: `arena leaderboard publish repro`" in md
+
+
+def test_a_definition_kept_elsewhere_is_reproduced_by_its_path(tmp_path: Path) -> None:
+    """Published from a path (here with a space and a non-ASCII letter), the "Reproduce" line
+    names that path, quoted for the shell: the bare name only works for leaderboards/ (an outside
+    review copied 'arena leaderboard publish tiny' and got "no leaderboard 'tiny'")."""
+    from store.helpers import cli_inproc
+
+    folder = tmp_path / "my boards ü"
+    folder.mkdir()
+    (folder / "tiny.toml").write_text(BOARD.replace('"invader", "search"', '"invader"'), encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    cli_inproc(home, f"sqlite:///{home / 'arena.db'}", "leaderboard", "publish", str(folder / "tiny.toml"))
+    md = (folder / "tiny.md").read_text(encoding="utf-8")
+    assert f'Reproduce: `arena leaderboard publish "{folder / "tiny.toml"}"`' in md, md
+
+
+def test_shell_word_quotes_what_needs_it() -> None:
+    from arena.safetext import shell_word
+
+    assert shell_word("bots/greedy_bot.py") == "bots/greedy_bot.py"
+    assert shell_word("/tmp/data dir/x.py") == '"/tmp/data dir/x.py"'
+    assert shell_word("ü.py") == '"ü.py"'
+    assert shell_word('a"b$c`d\\e') == '"a\\"b\\$c\\`d\\\\e"'
+    assert shell_word("") == '""'

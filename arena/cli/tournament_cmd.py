@@ -44,7 +44,12 @@ app = typer.Typer(
     help="Tournaments with duplicate dice: round robin, gauntlet, Swiss, knockout.", no_args_is_help=True
 )
 
-BotsArg = Annotated[list[str], typer.Argument(help="registered bots: NAME or NAME@VERSION")]
+BotsArg = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="BOT", help="the bots: registered (NAME or NAME@VERSION), sample names, or bot files"
+    ),
+]
 FormatOpt = Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")]
 RoundsOpt = Annotated[
     int | None, typer.Option("--rounds", min=1, help="swiss: rounds to play (default: ceil(log2(bots)))")

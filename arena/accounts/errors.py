@@ -25,3 +25,7 @@ class UnknownUserError(AccountError):
 
 class PromotionRefusedError(AccountError):
     """An existing non-admin account named for admin without ``--promote``."""
+
+
+class TooManyTokensError(AccountError):
+    """A user already holds the most API tokens allowed (revoke one first)."""

@@ -94,7 +94,10 @@ def token(
         except AccountError as exc:
             raise fail(str(exc), 1) from None
         assert user.id is not None
-        raw = new_token(db, user.id, label)
+        try:
+            raw = new_token(db, user.id, label)
+        except AccountError as exc:  # too many tokens
+            raise fail(str(exc), 1) from None
     typer.echo(raw)
     typer.echo(
         f"a token for {user.username}: keep it secret (export ARENA_TOKEN=... or put it in "

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from arena.botref import sample_bots
 from arena.sandbox import BotLaunchError, launch_command
@@ -81,8 +81,14 @@ def submit_version(
     check_bot_name(name)
     filename = check_filename(filename)
     executable = check_content(filename, data, limit)
-    if name in reserved_names() or is_file_bot(name):
+    folded = name.casefold()
+    if folded in {n.casefold() for n in reserved_names()} or is_file_bot(name):
         raise UploadError(f"the name {name!r} is reserved for a sample bot: choose another", 403)
+    look_alike = _same_but_case(db, name)
+    if look_alike is not None:  # 'Greedy' beside 'greedy', 'Abot' beside 'abot': one could pass for the other
+        raise UploadError(
+            f"the name {name!r} differs only in case from the bot {look_alike!r}: choose another", 409
+        )
     digest = hashlib.sha256(data).hexdigest()
     _check_owner(db, user, name, digest)
     target, fresh = _store_bytes(filename, data, digest, executable)
@@ -96,6 +102,13 @@ def submit_version(
     except BaseException:
         _forget(target, fresh)
         raise
+
+
+def _same_but_case(db: Database, name: str) -> str | None:
+    """The name of a stored bot that differs from ``name`` only in case, or None."""
+    with db.session() as session:
+        names = session.exec(select(Bot.name).where(func.lower(Bot.name) == name.lower())).all()
+    return next((n for n in names if n != name), None)
 
 
 def _check_owner(db: Database, user: UserAccount, name: str, digest: str) -> None:

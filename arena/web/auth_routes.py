@@ -27,7 +27,7 @@ from fastapi import APIRouter, FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from arena.accounts import apitokens, sessions
-from arena.accounts.errors import AccountError
+from arena.accounts.errors import AccountError, TooManyTokensError
 from arena.accounts.ownership import owned_bots
 from arena.accounts.ratelimit import Limits, RateLimited
 from arena.accounts.sessions import CSRF_COOKIE, CSRF_FIELD, SESSION_COOKIE, SESSION_TTL, SignedIn
@@ -291,7 +291,10 @@ def make_router() -> APIRouter:
         signed = require_user(request)
         check_csrf(request, csrf_token)
         assert signed.user.id is not None
-        raw = apitokens.new_token(acc.db, signed.user.id, name.strip() or "cli")
+        try:
+            raw = apitokens.new_token(acc.db, signed.user.id, name.strip() or "cli")
+        except TooManyTokensError as exc:
+            raise Problem(409, "Too many tokens", str(exc)) from None
         acc.fresh_tokens.put(signed.session_id, raw)
         return RedirectResponse("/account#new-token", status_code=303)  # a reload makes no second one
 

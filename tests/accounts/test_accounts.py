@@ -239,3 +239,19 @@ def test_cli_add_admin_and_token_never_show_the_password(arena_home: Path, sqlit
     stored = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))  # with -wal, -shm
     for secret in (b"stdin-password-1", b"env-password-2", raw.encode()):
         assert secret not in stored
+
+
+def test_a_user_holds_at_most_max_tokens(db: Database) -> None:
+    """Live API tokens are capped per user (an outside review made 300 in 4 s, unbounded);
+    revoking one makes room again."""
+    from arena.accounts.errors import TooManyTokensError
+
+    user = create_user(db, "tok", "correct horse battery")
+    assert user.id is not None
+    for _ in range(apitokens.MAX_TOKENS):
+        apitokens.new_token(db, user.id)
+    with pytest.raises(TooManyTokensError, match="revoke one"):
+        apitokens.new_token(db, user.id)
+    first = apitokens.list_tokens(db, user.id)[-1]
+    assert first.id is not None and apitokens.revoke_token(db, user.id, first.id)
+    assert apitokens.new_token(db, user.id).startswith(apitokens.PREFIX)

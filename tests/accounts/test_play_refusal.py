@@ -41,3 +41,24 @@ def test_only_the_owner_or_an_admin_plays_a_version_not_in_play(db: Database) ->
     assert play_refusal(db, dave, version.id) is None
     registered = add_bot(db, "greedy", REPO / "bots" / "greedy_bot.py")  # no upload record
     assert registered.id is not None and play_refusal(db, dave, registered.id) is None
+
+
+def test_sample_and_taken_names_are_reserved_whatever_their_case(db: Database) -> None:
+    """'RANDOM' or 'Greedy' beside the samples, 'Abot' beside another user's 'abot': a name that
+    differs only in case could pass for the other bot (an outside review uploaded all three)."""
+    import pytest
+
+    from arena.submission.store import UploadError
+
+    eve = create_user(db, "eve", PW)
+    ann = create_user(db, "ann", PW)
+    data = (REPO / "bots" / "random_bot.py").read_bytes() + b"\n# mine\n"
+    for name in ("RANDOM", "Greedy", "Search"):
+        with pytest.raises(UploadError, match="reserved for a sample bot") as info:
+            submit_version(db, eve, name, "b.py", data)
+        assert info.value.status == 403
+    submit_version(db, ann, "abot", "b.py", data)
+    with pytest.raises(UploadError, match="differs only in case from the bot 'abot'") as info:
+        submit_version(db, eve, "Abot", "b.py", data + b"#2\n")
+    assert info.value.status == 409
+    submit_version(db, ann, "abot", "b.py", data + b"#3\n")  # its owner's own name, as spelt: fine

@@ -353,6 +353,13 @@ def run(
     """Create a tournament and run it to the end, then print its leaderboard."""
     _where(jobs, cluster, local_cluster, pin)
     refuse_unknown_bots(bots)
+    if cluster is not None:  # before the tournament is created: an unreachable one leaves nothing
+        from arena.tournament.cluster import ClusterUnavailableError, check_scheduler
+
+        try:
+            check_scheduler(cluster)
+        except ClusterUnavailableError as exc:
+            raise fail(str(exc), 1) from None
     with database() as db:
         limits = SandboxLimits(cpu_seconds=cpu_seconds, memory_mb=memory_mb, processes=max_processes)
         sandbox = sandbox_choice(no_sandbox, limits)

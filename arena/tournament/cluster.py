@@ -607,6 +607,32 @@ def live_endpoint(db: Database) -> Callable[[], LiveTarget | None]:
     return EndpointWatch(endpoint_path(socket_path(db.url))).current
 
 
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """:class:`ClusterUnavailableError` unless something accepts a TCP connection at the
+    scheduler ``address`` (``tcp://HOST:PORT``, ``tls://...`` or ``HOST:PORT``) within
+    ``timeout`` seconds: checked before a tournament is created for the cluster, so that an
+    unreachable one leaves nothing behind (Dask's own client waits 30 s, after the creation)."""
+    import socket
+
+    rest = address.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    number = small_int(port)
+    problem = None
+    if not host or number is None:
+        problem = "not an address of the form tcp://HOST:PORT"
+    else:
+        try:
+            socket.create_connection((host, number), timeout=timeout).close()
+        except OSError as exc:
+            problem = str(exc) or type(exc).__name__
+    if problem is not None:
+        raise ClusterUnavailableError(
+            f"cannot reach the Dask scheduler at {address}: {problem}. Start one with "
+            f"'dask scheduler' and workers with 'arena worker --scheduler ADDRESS'."
+        )
+
+
 @contextmanager
 def _client(client_or_address: Client | str) -> Iterator[Client]:
     if isinstance(client_or_address, str):

@@ -51,21 +51,30 @@ def interrupt_arena(
     *,
     timeout: float = 60,
     sig: signal.Signals = signal.SIGINT,
+    after_line: str | None = None,
 ) -> Run:
     """Start ``arena ARGS`` in its own process group and send ``sig`` (SIGINT, as a terminal's
-    Ctrl-C does) to the whole group after each of ``delays`` seconds (counted from the start);
-    wait for the end."""
+    Ctrl-C does) to the whole group after each of ``delays`` seconds, counted from the start or,
+    with ``after_line``, from the first output line that contains it (stdout and stderr are then
+    read together, as ``stdout``); wait for the end."""
     proc = subprocess.Popen(
         [str(ARENA), *args],
         cwd=home,
         env=arena_env(home),
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.STDOUT if after_line is not None else subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
-    start = time.monotonic()
+    seen = ""
     try:
+        if after_line is not None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                seen += line
+                if after_line in line:
+                    break
+        start = time.monotonic()
         for delay in delays:
             time.sleep(max(0.0, start + delay - time.monotonic()))
             if proc.poll() is None:
@@ -75,4 +84,4 @@ def interrupt_arena(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return Run(proc.returncode, out, err)
+    return Run(proc.returncode, seen + out, err or "")

@@ -225,37 +225,9 @@ def test_ctrl_c_while_the_workers_start_prints_no_traceback(home: Path, delay: f
     handler is in place, they no longer print a ``KeyboardInterrupt`` traceback from the middle
     of their imports (an outside review saw one per worker, every time, right after the progress
     line appeared)."""
-    import os
-    import subprocess
-    import time
-
-    from .helpers import ARENA, arena_env
-
     args = ["tournament", "run", "greedy", "random", "invader", "--games", "2", "--jobs", "2", "--no-sandbox"]
-    proc = subprocess.Popen(
-        [str(ARENA), *args],
-        cwd=home,
-        env=arena_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    seen = ""
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            seen += line
-            if "matches done" in line:
-                break
-        time.sleep(delay)
-        os.killpg(proc.pid, signal.SIGINT)
-        rest, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    out = seen + rest
-    assert proc.returncode == EXIT_INTERRUPTED, out
+    run = interrupt_arena(args, home, [delay], timeout=120, after_line="matches done")
+    out = run.stdout
+    assert run.returncode == EXIT_INTERRUPTED, out
     assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
     assert "resume with 'arena tournament resume 1'" in out, out

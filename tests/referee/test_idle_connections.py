@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from sockkit import read_until_closed
 
 from arena.matchrunner import play_local_match, resolve_bot
 from arena.referee import RefereeConfig, TimeControl
@@ -35,23 +35,13 @@ def frame_types(data: bytes) -> list[int]:
     return out
 
 
-def hold(port: int, preface: bool, wait: float = 15.0) -> tuple[float, bytes]:
+def hold(port: int, preface: bool) -> tuple[float, bytes]:
     """Open a connection (send the HTTP/2 preface and an empty SETTINGS, or nothing) and read
     until the referee closes it: (seconds it stayed open, the bytes received)."""
     with socket.create_connection(("127.0.0.1", port)) as s:
-        s.settimeout(wait)
-        start = time.monotonic()
         if preface:
             s.sendall(PREFACE)
-        data = b""
-        while True:
-            try:
-                chunk = s.recv(4096)
-            except TimeoutError:
-                raise AssertionError(f"the connection was still open after {wait} s") from None
-            if not chunk:
-                return time.monotonic() - start, data
-            data += chunk
+        return read_until_closed(s)
 
 
 async def probe(config: RefereeConfig, preface: bool) -> tuple[float, bytes]:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
+from sockkit import read_until_closed
 
 from arena.web.connguard import PER_ADDRESS, PER_ADDRESS_ENV, PROXIED, guarded_protocol, per_address_limit
 from arena.web.server import BackgroundServer, make_server
@@ -55,51 +56,34 @@ def served() -> Iterator[tuple[str, int]]:
         server.stop()
 
 
-def read_all(sock: socket.socket, wait: float = 15.0) -> tuple[float, bytes]:
-    """Read until the server closes: (seconds it took, the bytes)."""
-    sock.settimeout(wait)
-    start = time.monotonic()
-    data = b""
-    while True:
-        try:
-            chunk = sock.recv(4096)
-        except TimeoutError:
-            raise AssertionError(f"still open after {wait} s; got {data!r}") from None
-        except ConnectionResetError:
-            return time.monotonic() - start, data
-        if not chunk:
-            return time.monotonic() - start, data
-        data += chunk
-
-
 def test_a_request_head_that_never_completes_is_closed(served: tuple[str, int]) -> None:
     with socket.create_connection(served) as s:
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # no blank line: the head goes on
-        took, data = read_all(s)
+        took, data = read_until_closed(s)
     assert 0.8 <= took < 6.0 and data == b"", (took, data)
 
 
 def test_a_connection_that_sends_nothing_is_closed(served: tuple[str, int]) -> None:
     with socket.create_connection(served) as s:
-        took, data = read_all(s)
+        took, data = read_until_closed(s)
     assert 0.8 <= took < 6.0 and data == b"", (took, data)
 
 
 def test_a_body_that_never_completes_is_closed(served: tuple[str, int]) -> None:
     with socket.create_connection(served) as s:
         s.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + b"x" * 10)
-        took, data = read_all(s)
+        took, data = read_until_closed(s)
     assert 1.8 <= took < 8.0 and b"200" not in data, (took, data)
 
 
 def test_requests_in_time_and_slow_responses_pass(served: tuple[str, int]) -> None:
     with socket.create_connection(served) as s:
         s.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-        _took, data = read_all(s)
+        _took, data = read_until_closed(s)
     assert data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\n5"), data
     with socket.create_connection(served) as s:  # 3.2 s of response, longer than both deadlines
         s.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        took, data = read_all(s)
+        took, data = read_until_closed(s)
     assert took >= 2.4 and b"0\n" in data and b"3\n" in data, (took, data)
 
 
@@ -108,7 +92,7 @@ def test_one_address_holds_at_most_its_share_of_connections(served: tuple[str, i
     try:
         time.sleep(0.2)  # let the server count them
         with socket.create_connection(served) as extra:
-            _took, data = read_all(extra)
+            _took, data = read_until_closed(extra)
         assert data.startswith(b"HTTP/1.1 503 Service Unavailable") and b"Retry-After: 60" in data, data
         assert b"holds 4 connections" in data, data
     finally:
@@ -117,7 +101,7 @@ def test_one_address_holds_at_most_its_share_of_connections(served: tuple[str, i
     time.sleep(0.3)  # closed connections are given back
     with socket.create_connection(served) as s:
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        _took, data = read_all(s)
+        _took, data = read_until_closed(s)
     assert data.startswith(b"HTTP/1.1 200"), data
 
 

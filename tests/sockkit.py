@@ -1,0 +1,24 @@
+"""Raw-socket helpers for the tests that check how a server treats connections."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+
+def read_until_closed(sock: socket.socket, wait: float = 15.0) -> tuple[float, bytes]:
+    """Read from ``sock`` until the server closes it (or resets it): (seconds it took, the bytes
+    received); AssertionError when it is still open after ``wait`` seconds."""
+    sock.settimeout(wait)
+    start = time.monotonic()
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(4096)
+        except TimeoutError:
+            raise AssertionError(f"the connection was still open after {wait} s; got {data!r}") from None
+        except ConnectionResetError:
+            return time.monotonic() - start, data
+        if not chunk:
+            return time.monotonic() - start, data
+        data += chunk

@@ -85,11 +85,13 @@ def add(
         raise fail(
             f"{path}: no such file ({path.resolve()}); give the path of the bot's script or executable", 2
         )
+    if path.is_dir():  # the argument names the wrong kind of thing: usage too
+        raise fail(f"{path} is a directory: give the path of the bot's script or executable", 2)
+    if not NAME_RE.match(name):  # the NAME argument itself is wrong: usage (exit 2), not bad data
+        raise fail(
+            f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)", 2
+        )
     try:
-        if not NAME_RE.match(name):
-            raise BotRegistryError(
-                f"bad bot name {name!r}: use 1-64 letters, digits, '_', '.' or '-' (first a letter or digit)"
-            )
         limit = max_bot_bytes(max_size)
         check_bot_file(path, limit)
         _check_not_a_sample_name(name, path)

@@ -40,8 +40,8 @@ def test_empty_file_directory_and_oversized_file_are_refused(home: Path, tmp_pat
     assert f"error: {empty} is empty: a bot is a script or an executable" in run.stderr
     folder = tmp_path / "mybot"
     folder.mkdir()
-    run = cli("bots", "add", "d", str(folder), home=home, code=1)
-    assert f"error: {folder} is a directory, not a file" in run.stderr
+    run = cli("bots", "add", "d", str(folder), home=home, code=2)  # the argument names a folder: usage
+    assert f"error: {folder} is a directory: give the path of the bot's script or executable" in run.stderr
     big = tmp_path / "big.py"
     with big.open("wb") as fh:  # 200 MB (sparse: no disk used)
         fh.truncate(200 * 1_000_000)

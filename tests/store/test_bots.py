@@ -219,8 +219,8 @@ def test_bots_cli(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
     assert "added other version 1" in out
     for name, path, message in _bad_inputs(tmp_path):
         if path.name == "missing.py" or name == "bad name":  # a bad file and a bad name
-            # a path that names nothing is a usage error (exit 2, as in 'arena match'); a bad name is bad data
-            _, err = cli("add", name, str(path), code=2 if path.name == "missing.py" else 1)
+            # a path that names nothing and a bad NAME are usage errors (exit 2, as in 'arena match')
+            _, err = cli("add", name, str(path), code=2)
             assert err.startswith("error:") and message in err
 
     out, _ = cli("list")

@@ -34,6 +34,11 @@ def expected_errors() -> tuple[type[Exception], ...]:
     return (*EXPECTED_ERRORS, RatingError)
 
 
+FORFEIT_EXIT = 3
+"""Exit status of a command that played its games but a bot forfeited one (``arena match``,
+``arena play``, ``arena evaluate``): a script can tell a broken bot from a lost game."""
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` to stderr and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)

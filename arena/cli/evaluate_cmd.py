@@ -35,6 +35,7 @@ from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
+from .common import FORFEIT_EXIT
 from .interrupt import run_interruptible
 
 
@@ -127,6 +128,8 @@ def evaluate(
         make_console().print(report_table(report))
         for text in report_notes(report):
             make_console().print(text)
+    if any(report.summary.forfeits.values()):  # as 'arena match': a script can tell a broken bot
+        raise typer.Exit(FORFEIT_EXIT)
 
 
 class _ProgressLine(StatusLine):

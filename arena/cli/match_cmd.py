@@ -23,14 +23,13 @@ from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.termui import StatusLine, make_console
 
-from .common import refuse_path, refuse_unknown_bots
+from .common import FORFEIT_EXIT, refuse_path, refuse_unknown_bots
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
 if TYPE_CHECKING:
     from arena.store.db import Database
 
-FORFEIT_EXIT = 3  # the match was played, and a bot forfeited it
 STDERR_LINES = 12  # lines of a crashed bot's stderr shown
 
 

@@ -14,7 +14,7 @@ import typer
 
 from arena.engine.chance import SEED_LIMIT
 
-from .common import fail, web_environment
+from .common import FORFEIT_EXIT, fail, web_environment
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 
     from arena.humanseat.session import PlayRegistry, PlaySession
     from arena.store.db import Database
-
-FORFEIT_EXIT = 3  # the match was played, and a seat forfeited it
 
 
 def play(

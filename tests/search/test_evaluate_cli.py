@@ -83,7 +83,7 @@ def test_evaluate_replaces_a_crashing_bot(sandbox: list[str]) -> None:
     restarts it, whether or not its process (unsandboxed: its guard) has exited yet."""
     quitter = str(Path(__file__).resolve().parents[2] / "bots" / "faulty" / "quitter_bot.py")
     proc = run("greedy", "--vs", quitter, "--games", "6", "--seed", "4", "--json", "--quiet", *sandbox)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # played, with forfeits: as 'arena match' says it
     data = json.loads(proc.stdout)
     assert data["games"] == 6
     assert data["forfeits"] == {"candidate": 0, "baseline": 6}
@@ -98,7 +98,7 @@ def test_evaluate_replaces_a_crashing_bot(sandbox: list[str]) -> None:
     assert reason["first"]["detail"].startswith("the process exited with status"), reason
     assert "candidate" not in data["forfeit_reasons"]
     human = run("greedy", "--vs", quitter, "--games", "2", "--seed", "4", "--quiet", *sandbox)
-    assert human.returncode == 0, human.stderr
+    assert human.returncode == 3, human.stderr
     text = " ".join((human.stdout + human.stderr).split())  # the console wraps at its width
     assert "baseline: 2 x crashed; the first (seed 4, seat " in text, text
     assert f"the bots' stdout and stderr: {HOME}/logs/evaluate/" in text.replace("/ ", "/"), text

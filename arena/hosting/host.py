@@ -72,6 +72,13 @@ class _Pooled:
     seeds: set[int] = field(default_factory=set)  # the match seeds this process has played
 
 
+def departed(session: BotSession) -> tuple[Reason, str] | None:
+    """A seat the host launched nothing for (a remote bot, the human seat): why its client ended
+    the stream, when the client said so (:attr:`BotSession.departed`), as a ``disconnected``
+    forfeit's detail."""
+    return (Reason.DISCONNECTED, session.departed) if session.departed else None
+
+
 def probe(proc: BotProcess | None) -> tuple[Reason, str] | None:
     """How the bot process has ended or stalled, in the referee's terms (None: running, or no
     process: a remote bot).  The one place the launcher's report is read for a match."""
@@ -199,7 +206,9 @@ class MatchHost:
                 seed,
                 control,
                 match_id=match_id,
-                probe=lambda seat: probe(procs[seat]),
+                probe=lambda seat: (
+                    probe(procs[seat]) if procs[seat] is not None else departed(sessions[seat])
+                ),
                 evidence=lambda seat: dict(p.evidence()) if (p := procs[seat]) is not None else {},
                 settle=settle,
                 on_event=on_event,

@@ -32,6 +32,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +84,8 @@ class HumanBridge:
     """One person's seat: the gRPC stream to the referee and what the page may see and send.
 
     ``key`` is the seat's secret (the page's link carries it); ``grace`` the seconds a closed page
-    may take to come back; ``open_wait`` the seconds the page may take to be opened at all.
+    may take to come back; ``open_wait`` the seconds the page may take to be opened at all;
+    ``on_leave(why)`` is told why the seat gives up (the page never opened, or left too long).
     Run :meth:`run` as a task; everything else is called from the same event loop.
     """
 
@@ -96,6 +98,7 @@ class HumanBridge:
         key: str | None = None,
         grace: float = 30.0,
         open_wait: float = 300.0,
+        on_leave: Callable[[str], None] | None = None,
     ) -> None:
         self.address = address
         self.token = token
@@ -103,6 +106,7 @@ class HumanBridge:
         self.key = key or secrets.token_urlsafe(24)
         self.grace = grace
         self.open_wait = open_wait
+        self.on_leave = on_leave
         self.seat = -1
         self.players = 0
         self.seating: tuple[str, ...] = ()
@@ -321,8 +325,11 @@ class HumanBridge:
                 return
 
     async def abandon(self, why: str) -> None:
-        """End the seat's stream (the referee records ``disconnected``); keep reading its answer."""
+        """End the seat's stream (the referee records ``disconnected``, with ``why`` as its detail
+        when ``on_leave`` passes it on); keep reading its answer."""
         self.left = why
+        if self.on_leave is not None:
+            self.on_leave(why)
         self._bump()
         call = self._call
         if call is None:

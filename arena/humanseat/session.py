@@ -111,6 +111,7 @@ class PlaySession:
                 key=self.key,
                 grace=spec.grace,
                 open_wait=spec.open_wait,
+                on_leave=lambda why: setattr(person, "departed", why),  # the forfeit says why
             )
             self.bridge = bridge
             self.ready.set()

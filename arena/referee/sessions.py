@@ -39,6 +39,7 @@ class BotSession:
     hello: str = ""
     grace: float = 0.0  # seconds a dropped stream may take to reconnect to the same seat
     current: Assignment | None = None  # the seat being played, while its stream is attached
+    departed: str = ""  # why the client behind it ended its stream, when it said (a forfeit's detail)
 
     def assign(self, match: Match, seat: int) -> None:
         """Queue a seat for this session's next stream."""

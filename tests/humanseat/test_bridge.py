@@ -204,6 +204,8 @@ def test_a_page_never_opened_forfeits_after_the_open_wait() -> None:
     result = asyncio.run(session.run())  # nobody opens the page, nobody answers
     assert result is not None
     assert [(f.seat, str(f.reason)) for f in result.forfeits] == [(0, "disconnected")]
+    # the detail says why (it spoke of keepalive pings and Node.js event loops: an outside review)
+    assert result.forfeits[0].detail == "the page was not opened within 1 s; the stream ended"
     assert time.monotonic() - started < 15
 
 

@@ -173,6 +173,15 @@ def _create(
     typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}, bots {where}", err=True)
     if seeding == "rating" and fmt == "knockout":
         typer.echo(_seeds_line(t), err=True)
+    if fmt == "swiss" and rounds is not None and tables == "2":
+        fresh = len(bots) - 1 + len(bots) % 2  # rounds before two bots must meet again
+        if rounds > fresh:
+            typer.echo(
+                f"note: {len(bots)} bots have only {fresh} round(s) of pairings that are all new: "
+                f"rounds {fresh + 1} to {rounds} repeat pairings (a round robin with more --games "
+                "plays each pairing evenly instead)",
+                err=True,
+            )
     return t.id
 
 

@@ -214,6 +214,39 @@ def test_cli_bad_combinations_are_usage_errors(
     assert "no tournaments yet" in listed.stdout
 
 
+def test_a_swiss_with_more_rounds_than_new_pairings_says_so(
+    sqlite_url: str, tmp_path: Path, arena_home: Path
+) -> None:
+    """More Swiss rounds than there are all-new pairings is allowed, with a note (an outside review
+    ran 100 rounds of 2 bots: the same pairing 100 times, nothing said)."""
+    db = Database(sqlite_url)
+    _field(db, tmp_path / "bots")
+    db.close()
+    out = cli_inproc(
+        arena_home, sqlite_url, "tournament", "create", "a", "b", "c", "--format", "swiss", "--rounds", "5"
+    )
+    note = " ".join(out.stderr.split())
+    assert (
+        "note: 3 bots have only 3 round(s) of pairings that are all new: rounds 4 to 5 repeat pairings"
+        in note
+    )
+    out = cli_inproc(
+        arena_home,
+        sqlite_url,
+        "tournament",
+        "create",
+        "a",
+        "b",
+        "c",
+        "d",
+        "--format",
+        "swiss",
+        "--rounds",
+        "3",
+    )
+    assert "note:" not in out.stderr, out.stderr
+
+
 def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:
     """--seeding rating: the pl rating over every finished match (what 'arena leaderboard'
     shows) first, bots that never played last in the order given; the best seeds get the byes;

@@ -74,13 +74,15 @@ class PlaySpec:
 @dataclass
 class PlaySession:
     """One match with a person (see the module docstring).  ``version_ids``: the stored bot
-    versions of ``spec.bots`` (None: the match is not stored); ``owner``: the web user, if any."""
+    versions of ``spec.bots`` (None: the match is not stored); ``owner``: the web user, if any;
+    ``address``: the address the game was started from (web games)."""
 
     spec: PlaySpec
     db: Any = None  # arena.store.db.Database, or None: not stored
     version_ids: Sequence[int] | None = None
     log_dir: Path | None = None
     owner: str | None = None
+    address: str | None = None  # the client address that started it (web games)
     id: str = field(default_factory=lambda: secrets.token_urlsafe(9))
     key: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     bridge: HumanBridge | None = None

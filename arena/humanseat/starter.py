@@ -7,10 +7,12 @@ a file path, not even a bare file name of the server's working directory: a web 
 not files), and runs the game as a task of the server's event loop.
 
 Each game is a referee and up to three bot processes, so :class:`GameLimits` bounds them: at most
-``per_user`` unfinished games per user, ``total`` on the server, and ``starts`` game starts per user
+``per_user`` unfinished games per user, ``per_address`` started from one client address (however
+many accounts it has), ``total`` on the server, and ``starts`` game starts per user
 in ``window`` seconds; past any of them :func:`bot_starter`'s starter raises
 :class:`GameLimitError` (the web answer is 429).  The defaults can be set with the environment
-variables ``ARENA_PLAY_USER_GAMES``, ``ARENA_PLAY_MAX_GAMES`` and ``ARENA_PLAY_STARTS_PER_HOUR``.
+variables ``ARENA_PLAY_USER_GAMES``, ``ARENA_PLAY_ADDRESS_GAMES``, ``ARENA_PLAY_MAX_GAMES`` and
+``ARENA_PLAY_STARTS_PER_HOUR``.
 A web game's page must be opened within :data:`WEB_OPEN_WAIT` seconds or the seat forfeits.
 """
 
@@ -33,6 +35,7 @@ from arena.referee import TimeControl
 from .session import DEFAULT_GRACE, DEFAULT_MOVE_TIME, PlayRegistry, PlaySession, PlaySpec
 
 WEB_OPEN_WAIT = 120.0  # seconds a web game waits for its page to be opened
+ADDRESS_FIELD = "\x00address"  # the starter's fields: the client's address (set by the route, never a form)
 
 
 class GameLimitError(Exception):
@@ -62,6 +65,7 @@ class GameLimits:
     """How many web games may run (see the module docstring); :meth:`admit` checks them."""
 
     per_user: int = 2
+    per_address: int = 4  # games started from one address (however many accounts it signs up)
     total: int = 8
     starts: int = 20
     window: float = 3600.0
@@ -72,12 +76,24 @@ class GameLimits:
         """The defaults, or the ``ARENA_PLAY_*`` environment variables' values."""
         return cls(
             per_user=_env_int("ARENA_PLAY_USER_GAMES", cls.per_user),
+            per_address=_env_int("ARENA_PLAY_ADDRESS_GAMES", cls.per_address),
             total=_env_int("ARENA_PLAY_MAX_GAMES", cls.total),
             starts=_env_int("ARENA_PLAY_STARTS_PER_HOUR", cls.starts),
         )
 
-    def admit(self, registry: PlayRegistry, user: str) -> None:
-        """Count a game start for ``user``, or raise :class:`GameLimitError` (nothing counted)."""
+    def admit(self, registry: PlayRegistry, user: str, address: str | None = None) -> None:
+        """Count a game start for ``user`` (from ``address``), or raise :class:`GameLimitError`
+        (nothing counted).  One address runs at most ``per_address`` games, whatever its
+        accounts: sign-ups are cheap (an outside review filled every slot of the server with four
+        fresh accounts)."""
+        if address is not None:
+            there = [s for s in registry.unfinished() if s.address == address]
+            if len(there) >= self.per_address:
+                raise GameLimitError(
+                    f"{len(there)} unfinished games were started from your address; at most "
+                    f"{self.per_address} may run at once per address: finish or leave one",
+                    60.0,
+                )
         mine = registry.unfinished(user)
         if len(mine) >= self.per_user:
             running = ", ".join(s.path.partition("?")[0] for s in mine)
@@ -151,10 +167,16 @@ def bot_starter(
             open_wait=open_wait,
             sandbox=sandbox_choice(no_sandbox),
         )
+        address = fields.get(ADDRESS_FIELD) or None
         session = PlaySession(
-            spec, db=db, version_ids=[version_id] * (players - 1), log_dir=log_dir, owner=owner
+            spec,
+            db=db,
+            version_ids=[version_id] * (players - 1),
+            log_dir=log_dir,
+            owner=owner,
+            address=address,
         )
-        caps.admit(registry, owner)  # no await between the count and the start: no race
+        caps.admit(registry, owner, address)  # no await between the count and the start: no race
         registry.start(session)
         return session
 

@@ -42,7 +42,7 @@ from fastapi.templating import Jinja2Templates
 
 from arena.humanseat.bridge import HumanBridge, PostError
 from arena.humanseat.session import PlayRegistry, PlaySession
-from arena.humanseat.starter import GameLimitError
+from arena.humanseat.starter import ADDRESS_FIELD, GameLimitError
 from arena.safetext import small_int
 
 from .export import TEMPLATES, json_for_script
@@ -150,6 +150,7 @@ def play_router(
                 return problem(request, exc.status, "Cannot start this game", str(exc))
             if csrf is not None:
                 csrf.check(request, fields.get(csrf.field))
+            fields[ADDRESS_FIELD] = request.client.host if request.client is not None else "unknown"
             try:
                 session = await starter(user, fields)
             except GameLimitError as exc:

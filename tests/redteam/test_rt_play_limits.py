@@ -227,3 +227,21 @@ def test_game_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("ARENA_PLAY_MAX_GAMES", "many")
     with pytest.raises(ValueError, match="ARENA_PLAY_MAX_GAMES must be a whole number"):
         GameLimits.from_env()
+
+
+def test_one_address_runs_at_most_per_address_games_whatever_its_accounts() -> None:
+    """Four fresh accounts from one address took every game slot of the server (an outside
+    review): games are also counted per address."""
+    registry = PlayRegistry()
+    limits = GameLimits(per_user=2, per_address=3, total=8, starts=20)
+
+    def add(owner: str, address: str) -> None:
+        spec = PlaySpec((BotSpec("b", ("true",)),), 0, owner, TimeControl(1.0, 0.0), 1)
+        registry.add(PlaySession(spec, owner=owner, address=address))
+
+    for owner in ("u1", "u2", "u3"):
+        limits.admit(registry, owner, "10.0.0.9")
+        add(owner, "10.0.0.9")
+    with pytest.raises(GameLimitError, match="3 unfinished games were started from your address"):
+        limits.admit(registry, "u4", "10.0.0.9")
+    limits.admit(registry, "u4", "10.0.0.10")  # another address is not limited by this one

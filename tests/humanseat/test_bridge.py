@@ -233,3 +233,24 @@ def test_unlimited_time_has_no_clock_and_the_referee_waits() -> None:
     assert seen == [None, "no time limit"]
     assert result is not None and not result.forfeits
     assert replay(result.replay).header["time_control"] == "unlimited"
+
+
+def test_the_page_never_gets_a_crashed_bots_stderr(tmp_path: Path) -> None:
+    """The person at a web game is not the bot's owner: the end of the game the page gets carries
+    the crash cut before the line the bot printed, and no stderr tail (an outside review read a
+    bot's whole 4 KiB stderr tail, a secret in it, from ``final``)."""
+    import json
+
+    leaky = tmp_path / "leaky_bot.py"
+    leaky.write_text(
+        "import sys\nsys.stderr.write('RuntimeError: SECRET-OF-ALICE api_key=sk-1\\n')\nsys.exit(1)\n"
+    )
+    session = PlaySession(spec([str(leaky)], seat=0, open_wait=5.0))
+    result = asyncio.run(session.run())
+    assert result is not None and result.forfeits and "SECRET-OF-ALICE" in result.forfeits[0].detail
+    assert session.bridge is not None and session.bridge.final is not None
+    final = json.dumps(session.bridge.final)
+    assert "SECRET-OF-ALICE" not in final and "stderr_tail" not in final, final
+    crashed = [s for s in session.bridge.final["seats"] if s["termination"] == "crashed"]
+    assert crashed and crashed[0]["detail"].endswith("(the bot's last stderr line is shown to its owner)")
+    assert "SECRET-OF-ALICE" not in json.dumps(session.bridge.snapshot())

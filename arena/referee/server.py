@@ -296,6 +296,10 @@ class RefereeServer:
             if current is not None and current.match.can_reattach(current.seat):
                 link = current.match.reattach(current.seat, channel)  # a dropped stream comes back
             else:
+                # a stream that dropped mid-match left its seat as current: that seat is over now
+                # (forfeited, or the match ended), so this session is free for its next match (a
+                # remote bot was never scheduled again after a drop longer than its grace)
+                session.current = None
                 assignment = await session.assignments.get()
                 if assignment is None:
                     self.registry.retired(session.token)  # the goodbye is delivered: owed no more

@@ -280,3 +280,53 @@ def test_remote_bot_over_tls(db: Database, tmp_path: Path) -> None:
     (result,) = lobby.results
     assert result.forfeits == ()
     replay(result.replay)
+
+
+def test_a_remote_bot_that_came_back_too_late_plays_its_next_match(db: Database) -> None:
+    """A bot whose stream broke mid-match and that came back after its grace lost that match,
+    and is matched again when it reconnects: its session no longer stays tied to the finished
+    seat (an outside review's bot waited for ever for a Welcome, and the lobby never finished)."""
+    _, token = add_remote_bot(db, "remote")
+    first: list[Match] = []
+
+    async def main() -> Lobby:
+        def on_event(m: Match) -> None:
+            if not first:
+                first.append(m)
+            if m is first[0] and m.events == 60:
+                proxy.cut()
+                bot.kill()
+
+        lobby = Lobby(
+            db,
+            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=2, grace=1.0, sandbox=_sandbox()),
+            log=lambda _: None,
+            on_event=on_event,
+        )
+        address = await lobby.start()
+        port = int(address.rsplit(":", 1)[1])
+        proxy = Proxy(port)
+        await proxy.start()
+        bot = await _bot(proxy.port, token)
+        again: asyncio.subprocess.Process | None = None
+        try:
+            running = asyncio.create_task(lobby.run())
+            while not lobby.results and not running.done():
+                await asyncio.sleep(0.05)
+            again = await _bot(port, token)  # the same bot, back after its grace
+            await asyncio.wait_for(running, 90)
+        finally:
+            await lobby.close()
+            await proxy.close()
+            await bot.wait()
+            if again is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    again.kill()
+                await again.wait()
+        return lobby
+
+    lobby = asyncio.run(main())
+    assert len(lobby.results) == 2, lobby.results
+    dropped, played = lobby.results
+    assert [str(f.reason) for f in dropped.forfeits] == ["disconnected"]
+    assert played.forfeits == ()

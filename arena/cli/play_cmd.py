@@ -199,6 +199,7 @@ def play_app(db: Database | None, registry: PlayRegistry, pace: int) -> FastAPI:
 
 async def _run(session: PlaySession, host: str, port: int, pace: int, linger: float) -> int:
     from arena.humanseat.session import PlayRegistry
+    from arena.web.connguard import PROXIED, guarded_protocol
     from arena.web.server import bind, make_server, url_of
 
     from .match_cmd import result_table
@@ -211,7 +212,9 @@ async def _run(session: PlaySession, host: str, port: int, pace: int, linger: fl
         sock = bind(host, port)
     except OSError as exc:
         raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port", 2) from None
-    server = make_server(play_app(db, registry, pace))
+    # one game for the person here: no per-address cap (every local user shares 127.0.0.1, and
+    # another's connections must not lock the person out of the game; the deadlines still hold)
+    server = make_server(play_app(db, registry, pace), http=guarded_protocol(per_address=PROXIED))
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # Ctrl-C: ours
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     game: asyncio.Task[Any] | None = None

@@ -11,8 +11,11 @@ protocol class with two limits:
   (or of the previous response), and its body within ``body_timeout`` seconds of the head;
   otherwise the connection is closed (the app sees a disconnect).  A response that takes long
   (the live event streams) is not limited: the request has arrived;
-* **number**: one address (the peer's IP) may hold ``per_address`` connections at once; one more
-  is answered ``503`` with ``Retry-After`` and closed before anything is read.  Behind a reverse
+* **number**: one address (the peer's IP; for IPv6 its /64) may hold ``per_address`` connections
+  at once; one more is answered ``503`` with ``Retry-After`` and closed before anything is read
+  (and logged at most once a minute per address).  ``arena play`` serves one game to the person
+  on this machine and counts no addresses: every local user shares 127.0.0.1, and another user's
+  connections must not lock the person out of their own game.  Behind a reverse
   proxy (``arena serve --forwarded-allow-ips``) every client has the proxy's address: the limit
   is then :data:`PROXIED` unless ``ARENA_WEB_CONNECTIONS_PER_ADDRESS`` says otherwise, and the
   proxy should limit its clients.
@@ -23,8 +26,10 @@ Each server gets its own class (its own count), so servers in one process never 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
+import time
 from collections import Counter
 from typing import Any, ClassVar, Final
 
@@ -53,6 +58,25 @@ def per_address_limit(*, behind_proxy: bool = False) -> int:
     return int(raw)
 
 
+LOG_EVERY: Final = 60.0  # seconds between two log lines about one address's refused connections
+
+
+def counted_address(host: str) -> str:
+    """What the per-address count counts ``host`` under: an IPv4 address as it is, an IPv6
+    address as its /64 network (one host usually owns a whole /64: counting single addresses
+    would give it millions of shares), loopback and link-local kept whole."""
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        if not (ip.is_loopback or ip.is_link_local):
+            return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class _Guarded(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with the guard's limits (module docstring)."""
 
@@ -60,6 +84,7 @@ class _Guarded(H11Protocol):
     body_timeout: ClassVar[float] = BODY_TIMEOUT
     per_address: ClassVar[int] = PER_ADDRESS
     open_by_address: ClassVar[Counter[str]]
+    told: ClassVar[dict[str, float]]  # when a refusal for an address was last logged
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -69,11 +94,20 @@ class _Guarded(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        address = self.client[0] if self.client else "unknown"
+        address = counted_address(self.client[0] if self.client else "unknown")
         self._address = address
         self.open_by_address[address] += 1
         if self.open_by_address[address] > self.per_address:
-            log.warning("refused a connection from %s: it holds %d already", address, self.per_address)
+            now = time.monotonic()
+            if now - self.told.get(address, -LOG_EVERY) >= LOG_EVERY:  # a flood is not a log flood
+                self.told[address] = now
+                if len(self.told) > 10_000:
+                    self.told.clear()
+                log.warning(
+                    "refused connections from %s: it holds %d already (said at most once a minute)",
+                    address,
+                    self.per_address,
+                )
             text = (
                 f"this address holds {self.per_address} connections to the arena already, the most at "
                 "once: close some (or wait a minute) and try again\n"
@@ -151,5 +185,6 @@ def guarded_protocol(
             "body_timeout": body_timeout,
             "per_address": limit,
             "open_by_address": Counter(),
+            "told": {},
         },
     )

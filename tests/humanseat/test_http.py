@@ -204,3 +204,25 @@ def test_a_stop_mid_match_stops_everything_and_records_the_match_as_interrupted(
     finally:
         db.close()
     assert rows == [("failed", "interrupted")]
+
+
+def test_other_local_connections_do_not_lock_the_person_out(tmp_path: Path) -> None:
+    """``arena play`` counts no connections per address: every local user is 127.0.0.1, and an
+    outside review locked the person out of their own game with 64 idle connections (each answer
+    refused 503 until the seat timed out)."""
+    import socket
+
+    played = start_play(tmp_path, "random", "--seed", "6")
+    held: list[socket.socket] = []
+    try:
+        seat = Seat(played)
+        seat.request()
+        netloc = urllib.parse.urlsplit(played.url).netloc
+        host, port = netloc.rsplit(":", 1)
+        held = [socket.create_connection((host, int(port))) for _ in range(80)]
+        state = seat.state()  # the 81st connection, the person's own
+        assert "request" in state
+    finally:
+        for s in held:
+            s.close()
+        played.stop()

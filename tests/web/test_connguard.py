@@ -121,3 +121,36 @@ def test_every_web_server_is_guarded() -> None:
     config = make_server(small_app()).config
     assert isinstance(config.http, type) and config.http.__name__ == "GuardedH11Protocol"
     assert config.http.per_address == per_address_limit()  # type: ignore[attr-defined]
+
+
+def test_addresses_are_counted_as_the_lobby_counts_them() -> None:
+    from arena.web.connguard import counted_address
+
+    assert counted_address("203.0.113.7") == "203.0.113.7"
+    assert (
+        counted_address("2001:db8:1:2:aaaa::1")
+        == counted_address("2001:db8:1:2:bbbb::9")
+        == "2001:db8:1:2::/64"
+    )
+    assert counted_address("2001:db8:1:3::1") != counted_address("2001:db8:1:2::1")
+    assert counted_address("::1") == "::1" and counted_address("fe80::1%eth0") == "fe80::1"
+    assert counted_address("::ffff:198.51.100.4") == "198.51.100.4"
+    assert counted_address("unknown") == "unknown"
+
+
+def test_refused_connections_are_logged_once_a_minute_per_address(
+    served: tuple[str, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    """21,971 log lines in 5 s from one client (an outside review): now one a minute."""
+    held = [socket.create_connection(served) for _ in range(4)]
+    try:
+        time.sleep(0.2)
+        with caplog.at_level("WARNING", logger="arena.web.connguard"):
+            for _ in range(20):
+                with socket.create_connection(served) as extra:
+                    read_until_closed(extra)
+        lines = [r for r in caplog.records if "refused connections from 127.0.0.1" in r.getMessage()]
+        assert len(lines) == 1, [r.getMessage() for r in caplog.records]
+    finally:
+        for s in held:
+            s.close()

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -81,8 +82,7 @@ def submit_version(
     check_bot_name(name)
     filename = check_filename(filename)
     executable = check_content(filename, data, limit)
-    folded = name.casefold()
-    if folded in {n.casefold() for n in reserved_names()} or is_file_bot(name):
+    if _skeleton(name) in {_skeleton(n) for n in reserved_names()} or is_file_bot(name):
         raise UploadError(f"the name {name!r} is reserved for a sample bot: choose another", 403)
     look_alike = _same_but_case(db, name)
     if look_alike is not None:  # 'Greedy' beside 'greedy', 'Abot' beside 'abot': one could pass for the other
@@ -102,6 +102,16 @@ def submit_version(
     except BaseException:
         _forget(target, fresh)
         raise
+
+
+def _skeleton(name: str) -> str:
+    """What a name looks like to a reader: lower case, without a file suffix (``.py``, ``_bot``)
+    and without punctuation, so that ``Greedy``, ``greedy_naive``, ``random.``, ``search.py`` and
+    ``invader_bot`` all read as a sample's name (an outside review uploaded all of them)."""
+    folded = name.casefold()
+    for suffix in (".py", ".js", ".sh", "_bot", "-bot", ".bot"):
+        folded = folded.removesuffix(suffix)
+    return re.sub(r"[^0-9a-z]", "", folded)
 
 
 def _same_but_case(db: Database, name: str) -> str | None:

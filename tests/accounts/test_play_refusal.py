@@ -53,7 +53,16 @@ def test_sample_and_taken_names_are_reserved_whatever_their_case(db: Database) -
     eve = create_user(db, "eve", PW)
     ann = create_user(db, "ann", PW)
     data = (REPO / "bots" / "random_bot.py").read_bytes() + b"\n# mine\n"
-    for name in ("RANDOM", "Greedy", "Search"):
+    for name in (
+        "RANDOM",
+        "Greedy",
+        "Search",
+        "greedy_naive",
+        "random.",
+        "random-",
+        "search.py",
+        "invader_bot",
+    ):
         with pytest.raises(UploadError, match="reserved for a sample bot") as info:
             submit_version(db, eve, name, "b.py", data)
         assert info.value.status == 403

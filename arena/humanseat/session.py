@@ -22,8 +22,8 @@ from arena.engine import replay
 from arena.engine.variants import DEFAULT as DEFAULT_RULES
 from arena.engine.variants import Rules
 from arena.hosting import BotSpec, LocalSeat, MatchHost
-from arena.referee import BotSession, MatchResult, Reason, TimeControl
-from arena.referee.crashinfo import without_stderr
+from arena.referee import BotSession, MatchResult, TimeControl
+from arena.referee.crashinfo import public_detail, public_forfeit
 from arena.sandbox.limits import SandboxLimits
 
 from .bridge import HumanBridge
@@ -193,7 +193,8 @@ class PlaySession:
             "stored": self.stored,
             "replay_url": None if self.stored is None else f"/matches/{self.stored}",
             "termination": str(result.termination),
-            "forfeits": [_public_forfeit(f) for f in rep.result.get("forfeits", [])],
+            # the person at the page is not a bot's owner: crashes without their stderr
+            "forfeits": [public_forfeit(f) for f in rep.result.get("forfeits", [])],
             "seats": [
                 {
                     "seat": s.seat,
@@ -201,33 +202,12 @@ class PlaySession:
                     "score": s.score,
                     "placing": s.placing,
                     "termination": str(s.termination),
-                    "detail": _public_detail(str(s.termination), s.detail),
+                    "detail": public_detail(str(s.termination), s.detail) or "",
                 }
                 for s in result.seats
             ],
         }
         bridge._bump()
-
-
-def _public_detail(reason: str, detail: str) -> str:
-    """A forfeit detail as the person at the page sees it: a crashed bot's without what it printed
-    (its stderr is its owner's: README, "A bot's stderr"; the stored match keeps it whole)."""
-    return without_stderr(detail) if reason == str(Reason.CRASHED) and detail else detail
-
-
-def _public_forfeit(forfeit: Any) -> Any:
-    """A record's forfeit as the page gets it: no ``stderr_tail`` in its evidence, and its
-    detail as :func:`_public_detail` says (an outside review read a bot's whole stderr tail, a
-    secret in it, from a web game's final snapshot)."""
-    if not isinstance(forfeit, dict):
-        return forfeit
-    out = dict(forfeit)
-    evidence = out.get("evidence")
-    if isinstance(evidence, dict):
-        out["evidence"] = {k: v for k, v in evidence.items() if k != "stderr_tail"}
-    if isinstance(out.get("detail"), str):
-        out["detail"] = _public_detail(str(out.get("reason")), out["detail"])
-    return out
 
 
 class PlayRegistry:

@@ -71,9 +71,16 @@ def peer_address(peer: str) -> str | None:
         host = rest[1 : rest.find("]")]
     else:
         host = rest.rsplit(":", 1)[0] if kind == "ipv4" else rest
-    host = host.split("%", 1)[0]  # a zone index (fe80::1%eth0)
+    return address_group(host)
+
+
+def address_group(host: str) -> str | None:
+    """What an IP address ``host`` is counted under: an IPv4 address as it is (an IPv4-mapped
+    IPv6 address as its IPv4 address), an IPv6 address as its /64 network (one host usually owns a
+    whole /64), loopback and link-local kept whole; a zone index is dropped.  None for text that is
+    not an IP address.  (The web server's connection count uses it too.)"""
     try:
-        ip = ipaddress.ip_address(host)
+        ip = ipaddress.ip_address(host.split("%", 1)[0])  # a zone index (fe80::1%eth0)
     except ValueError:
         return None
     if isinstance(ip, ipaddress.IPv6Address):

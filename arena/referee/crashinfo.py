@@ -7,6 +7,7 @@ SyntaxError: invalid syntax``: how the process ended, when, and the error it pri
 from __future__ import annotations
 
 import re
+from typing import Any
 
 EXCEPTION_LINE = re.compile(
     r"^(?:Uncaught )?(?:[A-Za-z_][\w]*\.)*[A-Za-z_]*(?:Error|Exception|Interrupt|Exit|Fault)"
@@ -26,6 +27,7 @@ NOISE = re.compile(
 )
 LINE_LIMIT = 300
 GENERIC_STREAM_END = "the stream ended"
+CRASHED = "crashed"  # the termination of a crash (arena.endings' word; this module imports nothing)
 STDERR_HIDDEN = " (the bot's last stderr line is shown to its owner)"
 
 
@@ -82,3 +84,27 @@ def without_stderr(detail: str) -> str:
     people who watch) are told how it ended, not what it said."""
     head, sep, _rest = detail.partition(": ")
     return head + STDERR_HIDDEN if sep else detail
+
+
+def public_detail(termination: str | None, detail: str | None) -> str | None:
+    """A seat's forfeit detail as anyone but the bot's owner sees it: a ``crashed`` one by
+    :func:`without_stderr`, any other as it is."""
+    if termination != CRASHED or not detail:
+        return detail
+    return without_stderr(detail)
+
+
+def public_forfeit(forfeit: Any) -> Any:
+    """A record's forfeit (its JSON object) as anyone but the bot's owner sees it: no
+    ``stderr_tail`` in its evidence, its detail by :func:`public_detail`; anything but an object
+    is returned as it is.  Never changes ``forfeit`` itself."""
+    if not isinstance(forfeit, dict):
+        return forfeit
+    out = dict(forfeit)
+    evidence = out.get("evidence")
+    if isinstance(evidence, dict):
+        out["evidence"] = {k: v for k, v in evidence.items() if k != "stderr_tail"}
+    detail = out.get("detail")
+    if isinstance(detail, str):
+        out["detail"] = public_detail(str(out.get("reason")), detail)
+    return out

@@ -11,13 +11,14 @@ from typing import Any
 from sqlmodel import col, func, select
 
 from arena.endings import Reason, is_forfeit
+from arena.referee.crashinfo import public_detail
 from arena.store.botnames import FILE_PREFIX, HUMAN_PREFIX
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, Match, MatchSeat
 from arena.store.models_accounts import BotOwner, BotUpload, UploadStatus, UserAccount
 from arena.store.tournaments import CorruptReplayError, UnknownMatchError, load_replay
 from arena.web import queries
-from arena.web.privacy import Keep, public_detail, public_reason, public_row
+from arena.web.privacy import Keep, public_reason, public_row
 from arena.web.queries import MatchFilters, MatchRow
 
 from .store import match_ids

@@ -26,7 +26,6 @@ Each server gets its own class (its own count), so servers in one process never 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import os
 import time
@@ -35,6 +34,8 @@ from typing import Any, ClassVar, Final
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from arena.referee.authlimit import address_group
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +63,10 @@ LOG_EVERY: Final = 60.0  # seconds between two log lines about one address's ref
 
 
 def counted_address(host: str) -> str:
-    """What the per-address count counts ``host`` under: an IPv4 address as it is, an IPv6
-    address as its /64 network (one host usually owns a whole /64: counting single addresses
-    would give it millions of shares), loopback and link-local kept whole."""
-    try:
-        ip = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return host
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        if not (ip.is_loopback or ip.is_link_local):
-            return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
+    """What the per-address count counts ``host`` under: as the lobby's lockout counts addresses
+    (:func:`arena.referee.authlimit.address_group`: an IPv6 address as its /64, else one address
+    would hold millions of shares); text that is not an IP address as it is."""
+    return address_group(host) or host
 
 
 class _Guarded(H11Protocol):

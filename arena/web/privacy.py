@@ -19,25 +19,16 @@ from typing import Any
 
 from fastapi import Request
 
-from arena.referee.crashinfo import without_stderr
+from arena.referee.crashinfo import CRASHED, public_detail, public_forfeit
 from arena.web.queries import MatchRow, SeatRow
 
 Keep = Callable[[str], bool]  # bot name -> whether the viewer may see that bot's stderr
-CRASHED = "crashed"
 
 
 def viewer_keep(request: Request) -> Keep | None:
     """The request's filter; None when everything may be shown (``arena web``)."""
     make: Callable[[Request], Keep | None] | None = getattr(request.app.state, "stderr_viewer", None)
     return None if make is None else make(request)
-
-
-def public_detail(termination: str | None, detail: str | None) -> str | None:
-    """A forfeit detail without the bot's stderr line: a crash's detail is cut before the first
-    ``": "`` (what follows is the line the bot printed); other details are kept."""
-    if termination != CRASHED or not detail:
-        return detail
-    return without_stderr(detail)
 
 
 def public_reason(reason: str | None) -> str | None:
@@ -57,23 +48,10 @@ def public_row(m: MatchRow, keep: Keep | None) -> MatchRow:
     return replace(m, seats=seats)
 
 
-def _public_forfeit(f: Any) -> Any:
-    if not isinstance(f, dict):
-        return f
-    out = dict(f)
-    evidence = out.get("evidence")
-    if isinstance(evidence, dict):
-        out["evidence"] = {k: v for k, v in evidence.items() if k != "stderr_tail"}
-    detail = out.get("detail")
-    if isinstance(detail, str):
-        out["detail"] = public_detail(str(out.get("reason")), detail)
-    return out
-
-
 def _public_forfeits(forfeits: Any, hidden: Callable[[Any], bool]) -> Any:
     if not isinstance(forfeits, list):
         return forfeits
-    return [_public_forfeit(f) if isinstance(f, dict) and hidden(f.get("seat")) else f for f in forfeits]
+    return [public_forfeit(f) if isinstance(f, dict) and hidden(f.get("seat")) else f for f in forfeits]
 
 
 def _hidden(m: MatchRow, keep: Keep) -> Callable[[Any], bool]:

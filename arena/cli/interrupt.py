@@ -205,7 +205,9 @@ def from_interrupt(exc: SystemExit) -> bool:
 
 class Terminated(SystemExit):
     """A command's coroutine was stopped by SIGTERM or SIGHUP (:func:`run_interruptible`): its
-    clean-up has run; the exit status is 128 + the signal, and the message says which."""
+    clean-up has run; the exit status is 128 + the signal, and the message says which.  (The
+    same status as :class:`arena.lifecycle.Stopped`, not a subclass: ``arena --help`` must not
+    import that module, ``cli/test_startup.py``.)"""
 
     def __init__(self, signum: int) -> None:
         super().__init__(128 + int(signum))

@@ -36,6 +36,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.referee.authlimit import address_group
+from arena.safetext import small_int
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,10 @@ def per_address_limit(*, behind_proxy: bool = False) -> int:
     raw = os.environ.get(PER_ADDRESS_ENV, "").strip()
     if not raw:
         return PROXIED if behind_proxy else PER_ADDRESS
-    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+    number = small_int(raw)
+    if number is None or number < 1:
         raise ValueError(f"{PER_ADDRESS_ENV} must be a whole number of at least 1, got {raw!r}")
-    return int(raw)
+    return number
 
 
 LOG_EVERY: Final = 60.0  # seconds between two log lines about one address's refused connections

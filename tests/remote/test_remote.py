@@ -11,7 +11,7 @@ import socket
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -154,6 +154,24 @@ def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
     assert replay(stored).result["scores"] == list(lobby.results[0].scores)
 
 
+async def _lobby_with_a_dropping_bot(
+    db: Database, token: str, games: int, on_event: Callable[[Match], None]
+) -> tuple[Lobby, int, Proxy, asyncio.subprocess.Process]:
+    """A started lobby (one-second grace) against ``greedy``, and the remote bot ``token``
+    connected through a :class:`Proxy` the test can cut: (lobby, its port, proxy, bot)."""
+    lobby = Lobby(
+        db,
+        LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=games, grace=1.0, sandbox=_sandbox()),
+        log=lambda _: None,
+        on_event=on_event,
+    )
+    address = await lobby.start()
+    port = int(address.rsplit(":", 1)[1])
+    proxy = Proxy(port)
+    await proxy.start()
+    return lobby, port, proxy, await _bot(proxy.port, token)
+
+
 def test_remote_bot_that_stays_away_forfeits_after_the_grace_period(db: Database) -> None:
     """A remote bot that drops and never comes back is forfeited as disconnected."""
     _, token = add_remote_bot(db, "remote")
@@ -164,16 +182,7 @@ def test_remote_bot_that_stays_away_forfeits_after_the_grace_period(db: Database
                 proxy.cut()
                 bot.kill()
 
-        lobby = Lobby(
-            db,
-            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=1, grace=1.0, sandbox=_sandbox()),
-            log=lambda _: None,
-            on_event=on_event,
-        )
-        address = await lobby.start()
-        proxy = Proxy(int(address.rsplit(":", 1)[1]))
-        await proxy.start()
-        bot = await _bot(proxy.port, token)
+        lobby, _port, proxy, bot = await _lobby_with_a_dropping_bot(db, token, 1, on_event)
         try:
             await asyncio.wait_for(lobby.run(), 60)
         finally:
@@ -297,17 +306,7 @@ def test_a_remote_bot_that_came_back_too_late_plays_its_next_match(db: Database)
                 proxy.cut()
                 bot.kill()
 
-        lobby = Lobby(
-            db,
-            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=2, grace=1.0, sandbox=_sandbox()),
-            log=lambda _: None,
-            on_event=on_event,
-        )
-        address = await lobby.start()
-        port = int(address.rsplit(":", 1)[1])
-        proxy = Proxy(port)
-        await proxy.start()
-        bot = await _bot(proxy.port, token)
+        lobby, port, proxy, bot = await _lobby_with_a_dropping_bot(db, token, 2, on_event)
         again: asyncio.subprocess.Process | None = None
         try:
             running = asyncio.create_task(lobby.run())

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from arena.hosting import BotSpec, LocalSeat, MatchHost
 from arena.referee import MatchResult, RefereeConfig, TimeControl
+from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.match import Match
 from arena.referee.server import TlsFiles
 from arena.referee.sessions import BotSession
@@ -54,6 +55,7 @@ class LobbyConfig:
     sandbox: SandboxLimits | None = field(default_factory=SandboxLimits)
     duration: float = 0.0  # stop after this many seconds (0: when every remote bot is done)
     cpu_clock: bool = False  # charge the local opponents' CPU time, not wall-clock time
+    max_connections: int = LISTEN_CONNECTIONS  # connections the listener holds at once, all clients
 
     @property
     def control(self) -> TimeControl:
@@ -94,7 +96,10 @@ class Lobby:
         self.config = config
         self.log = log
         self.on_event = on_event
-        self.host = MatchHost(sandbox=config.sandbox, config=RefereeConfig(connect_timeout=60.0))
+        self.host = MatchHost(
+            sandbox=config.sandbox,
+            config=RefereeConfig(connect_timeout=60.0, listen_connections=config.max_connections),
+        )
         self.server = self.host.server
         self.opponents = [resolve_version(db, name) for name in config.opponents[: config.players - 1]]
         self.opponent_names = {

@@ -17,6 +17,7 @@ from arena.engine.chance import SEED_LIMIT
 from arena.hosting import sandbox_choice
 from arena.lifecycle import Stopped, exit_status
 from arena.lobby import LobbyConfig, LobbyError
+from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.server import TlsFiles
 
 from .common import database, fail, web_environment
@@ -43,6 +44,15 @@ def serve(
         str | None,
         typer.Option("--listen", "--lobby", help="host:port where remote bots connect (the lobby)"),
     ] = None,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--lobby-connections",
+            min=1,
+            help="lobby: connections the listener holds at once, all clients together (more are "
+            "closed at once; a flood cannot take the open files the rest of the server needs)",
+        ),
+    ] = LISTEN_CONNECTIONS,
     opponents: Annotated[
         str, typer.Option(help="lobby: registered local bots to play remote bots, comma-separated")
     ] = "greedy",
@@ -123,6 +133,7 @@ def serve(
             sandbox=sandbox,
             duration=0.0,
             cpu_clock=cpu_time,
+            max_connections=max_connections,
         )
     options = ServeOptions(
         jobs=jobs,

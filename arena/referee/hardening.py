@@ -17,8 +17,13 @@ be a connection to the referee.  Two things keep that bounded:
   after a minute, and one that has not finished its HTTP/2 (and TLS) handshake after 20 s (gRPC's
   own default is two minutes), so connections opened and left lying, by a local bot or by anyone
   who can reach the remote-bot listener, are given back.  This bounds how long an idle
-  connection costs the referee, not how many one client may open at once: a client that keeps
-  reconnecting can still hold many (see README, "Security model").
+  connection costs the referee, not how many one client may open at once;
+* :data:`LISTEN_CONNECTIONS` (``RefereeConfig.listen_connections``): the remote-bot listener is
+  a gRPC server of its own, and it holds at most this many connections at once (gRPC's
+  ``max_allowed_incoming_connections``: one more is accepted and closed at once, so it costs no
+  open file).  A client flooding the listener can keep other remote bots from connecting while
+  the flood lasts, but it cannot use up the process's open files: the local bots' socket, the
+  web app and the database keep working (see README, "Security model").
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ IDLE_CONNECTION_MS = 60_000
 
 HANDSHAKE_TIMEOUT_MS = 20_000
 """A connection whose handshake is not done by then is dropped (``server_handshake_timeout_ms``)."""
+
+
+LISTEN_CONNECTIONS = 1024
+"""Connections the remote-bot listener holds at once (all clients together)."""
 
 
 ENOUGH_FILES = 64 * 256 + 1024

@@ -31,6 +31,7 @@ from .grpc_channel import GrpcSeatChannel, parser
 from .hardening import (
     HANDSHAKE_TIMEOUT_MS,
     IDLE_CONNECTION_MS,
+    LISTEN_CONNECTIONS,
     MAX_STREAMS_PER_CONNECTION,
     CheckOnlyHealth,
     prepare_open_files,
@@ -74,6 +75,11 @@ class RefereeConfig:
     connections opened and left lying cost the referee nothing for long
     (:mod:`arena.referee.hardening`).  A bot's Play stream keeps its connection busy for the
     whole match, and the SDK opens the next stream as soon as one ends.
+
+    The remote-bot listener (``start(listen=...)``) is a second gRPC server with the same
+    service, holding at most ``listen_connections`` connections at once (all clients together;
+    one more is closed as soon as it is accepted), so a flood of connections there cannot take the
+    open files the local bots, the web app and the database need.
     """
 
     max_message_bytes: int = 64 * 1024
@@ -83,6 +89,7 @@ class RefereeConfig:
     connect_timeout: float = 20.0  # seconds to connect before a no-show
     idle_connection_ms: int = IDLE_CONNECTION_MS  # a connection without a stream is closed then
     handshake_timeout_ms: int = HANDSHAKE_TIMEOUT_MS  # a handshake not finished by then: dropped
+    listen_connections: int = LISTEN_CONNECTIONS  # the remote-bot listener's cap on connections
     reflection: bool = False  # serve gRPC server reflection (debugging)
 
     def stream_end_detail(self) -> str:
@@ -136,7 +143,7 @@ class RefereeServer:
         self.auth = AuthLimiter(auth_limits)
         self.address = ""
         self.listen_address = ""
-        self._server: grpc.aio.Server | None = None
+        self._servers: list[grpc.aio.Server] = []
         self._health = CheckOnlyHealth()
 
     # ------------------------------------------------------------------ lifecycle
@@ -151,6 +158,31 @@ class RefereeServer:
         local bots should dial.
         """
         c = self.config
+        prepare_open_files()  # a bot's many connections cannot crowd its opponent's out
+        server = self._new_server([])
+        address = _bound(address, server.add_insecure_port(address))
+        servers = [server]
+        if listen is not None:
+            # its own server: the cap on its connections must not count the local bots'
+            remote = self._new_server([("grpc.max_allowed_incoming_connections", c.listen_connections)])
+            if tls is not None:
+                creds = grpc.ssl_server_credentials([(tls.key.read_bytes(), tls.cert.read_bytes())])
+                self.listen_address = _bound(listen, remote.add_secure_port(listen, creds))
+            else:
+                self.listen_address = _bound(listen, remote.add_insecure_port(listen))
+            servers.append(remote)
+        for s in servers:
+            await s.start()
+        await self._health.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
+        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
+        self._servers = servers
+        self.address = address
+        return address
+
+    def _new_server(self, extra: list[tuple[str, int]]) -> grpc.aio.Server:
+        """A gRPC server with the Referee service, the health service and the transport
+        settings of :class:`RefereeConfig` (plus ``extra`` channel arguments), not yet bound."""
+        c = self.config
         options = [
             ("grpc.max_receive_message_length", c.transport_max_bytes),
             ("grpc.keepalive_time_ms", c.keepalive_ms),
@@ -163,8 +195,8 @@ class RefereeServer:
             ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),  # a bot needs one
             ("grpc.max_connection_idle_ms", c.idle_connection_ms),
             ("grpc.server_handshake_timeout_ms", c.handshake_timeout_ms),
+            *extra,
         ]
-        prepare_open_files()  # a bot's many connections cannot crowd its opponent's out
         server = grpc.aio.server(options=options)
         handler = grpc.method_handlers_generic_handler(
             SERVICE,
@@ -183,26 +215,14 @@ class RefereeServer:
 
             names = (pb.DESCRIPTOR.services_by_name["Referee"].full_name, reflection.SERVICE_NAME)
             reflection.enable_server_reflection(names, server)
-        address = _bound(address, server.add_insecure_port(address))
-        if listen is not None:
-            if tls is not None:
-                creds = grpc.ssl_server_credentials([(tls.key.read_bytes(), tls.cert.read_bytes())])
-                self.listen_address = _bound(listen, server.add_secure_port(listen, creds))
-            else:
-                self.listen_address = _bound(listen, server.add_insecure_port(listen))
-        await server.start()
-        await self._health.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
-        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
-        self._server = server
-        self.address = address
-        return address
+        return server
 
     async def stop(self, grace: float = 1.0) -> None:
         """Stop serving; open streams get ``grace`` seconds."""
-        if self._server is not None:
+        if self._servers:
             await self._health.enter_graceful_shutdown()
-            await self._server.stop(grace)
-            self._server = None
+            servers, self._servers = self._servers, []
+            await asyncio.gather(*(s.stop(grace) for s in servers))
 
     # ------------------------------------------------------------------ sessions and matches
 

@@ -1,0 +1,116 @@
+"""A flood of connections on the remote-bot listener cannot take the process's open files
+(arena/referee/hardening.py, ``RefereeConfig.listen_connections``): the listener is a gRPC server
+of its own that holds at most that many connections, one more is closed as soon as it is
+accepted, and the local address keeps serving -- a whole match is played there during the flood.
+Real referee, real sockets, a real bot process.  Before the cap (one shared server), 300 held
+connections cost the process 300 open files and a flood up to its limit stopped everything."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from arena.hosting import LocalSeat, MatchHost
+from arena.matchrunner import resolve_bot
+from arena.referee import RefereeConfig, TimeControl
+from arena.referee.hardening import LISTEN_CONNECTIONS
+from arena.referee.server import RefereeServer
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+CAP = 8
+FLOOD = 300
+
+
+def open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@contextmanager
+def flood(address: str, n: int) -> Iterator[list[socket.socket]]:
+    """``n`` connections to ``address`` (host:port), each having sent the HTTP/2 preface."""
+    host, port = address.rsplit(":", 1)
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(n):
+            s = socket.create_connection((host, int(port)))
+            s.sendall(PREFACE)
+            socks.append(s)
+        yield socks
+    finally:
+        for s in socks:
+            s.close()
+
+
+async def check(address: str) -> grpc.StatusCode | int:
+    """A health Check over a fresh channel: the serving status, or the gRPC error code."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=3)
+        except grpc.aio.AioRpcError as exc:
+            return exc.code()
+        return int(reply.status)
+
+
+async def server_files_during_flood(server: RefereeServer) -> int:
+    """Open files the server process gained from a flood of :data:`FLOOD` connections (the
+    flood's own client sockets, in this same process, not counted)."""
+    before = open_files()
+    loop = asyncio.get_running_loop()
+    with flood(server.listen_address, FLOOD):
+        await asyncio.sleep(1.0)  # let gRPC accept (and close) what it will
+        return await loop.run_in_executor(None, open_files) - before - FLOOD
+
+
+def test_the_default_cap_is_finite() -> None:
+    assert 0 < RefereeConfig().listen_connections == LISTEN_CONNECTIONS <= 4096
+
+
+def test_a_flood_on_the_listener_costs_at_most_the_cap_in_open_files() -> None:
+    async def run() -> tuple[int, object, object, object]:
+        server = RefereeServer(RefereeConfig(listen_connections=CAP))
+        local = await server.start("127.0.0.1:0", listen="127.0.0.1:0")
+        try:
+            gained = await server_files_during_flood(server)
+            with flood(server.listen_address, FLOOD):
+                await asyncio.sleep(1.0)
+                local_status = await check(local)
+                remote_status = await check(server.listen_address)
+            await asyncio.sleep(0.5)
+            after = await check(server.listen_address)
+            return gained, local_status, remote_status, after
+        finally:
+            await server.stop(0)
+
+    gained, local_status, remote_status, after = asyncio.run(run())
+    assert gained <= CAP + 4, gained  # was FLOOD (300) with one shared server
+    serving = int(health_pb2.HealthCheckResponse.SERVING)
+    assert local_status == serving  # the local bots' address is not affected
+    assert remote_status == grpc.StatusCode.UNAVAILABLE  # the listener is full while the flood lasts
+    assert after == serving  # and serves again once it is over
+
+
+def test_a_local_match_plays_to_its_end_while_the_listener_is_flooded() -> None:
+    async def run() -> tuple[tuple[object, ...], str]:
+        host = MatchHost(sandbox=None, config=RefereeConfig(listen_connections=CAP))
+        await host.start(listen="127.0.0.1:0")
+        try:
+            with flood(host.server.listen_address, FLOOD):
+                await asyncio.sleep(0.5)
+                result = await host.play(
+                    [LocalSeat(resolve_bot("greedy")), LocalSeat(resolve_bot("random"))],
+                    11,
+                    TimeControl(move_time=2.0, bank=5.0),
+                )
+        finally:
+            await host.close()
+        return result.forfeits, result.termination
+
+    forfeits, termination = asyncio.run(run())
+    assert forfeits == ()
+    assert termination in ("normal", "round-cap")

@@ -10,7 +10,11 @@ remote bot) and
 
 - it was uploaded on the web (a ``bot_upload`` row) and its upload's status is ``active``
   (validated and not retired), or
-- it was registered from the command line (no upload row) and is its bot's newest version.
+- it was registered from the command line (no upload row) and is its bot's newest version,
+
+and its stored file is there (:func:`arena.store.bots.check_stored_file`; a sample bot's file is
+put back from the sample itself): a version whose file is gone is not seated, so it cannot crash
+every game it would be given, and this is logged once per process with how to bring it back.
 
 **Stored and per-run settings.** The ladder's seed, table sizes, time control and sandbox are
 stored when it is created and kept for good (:func:`ensure_ladder`; :func:`stored_differences`
@@ -24,16 +28,19 @@ option removed, and is no longer ``finished``, when it is next run.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from arena.botref import sample_bots
 from arena.engine.chance import SEED_LIMIT
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
-from arena.store.bots import FILE_PREFIX
+from arena.store.bots import FILE_PREFIX, MissingBotFileError, check_stored_file
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, Tournament, TournamentEntry, utcnow
 from arena.store.models_accounts import BotUpload, UploadStatus
@@ -44,12 +51,15 @@ DEFAULT_TABLES = (2, 3, 4)
 RUN_OPTIONS = ("max_tables", "inflight")
 """Format options that belong to one run of the ladder, never to the stored ladder."""
 
+log = logging.getLogger(__name__)
+_told_missing: set[int] = set()  # versions whose missing file was logged (once per process)
+
 
 def active_versions(db: Database) -> list[int]:
     """The active bot version ids (see the module docstring), ascending."""
     with db.session() as session:
         rows = session.exec(
-            select(BotVersion.id, BotVersion.bot_id, BotVersion.version, Bot.name)
+            select(BotVersion, Bot.name)
             .join(Bot, col(Bot.id) == col(BotVersion.bot_id))
             .where(col(Bot.removed_at).is_(None), BotVersion.kind == "local")
         ).all()
@@ -58,16 +68,32 @@ def active_versions(db: Database) -> list[int]:
             for vid, status in session.exec(select(BotUpload.bot_version_id, BotUpload.status)).all()
         }
     newest: dict[int, int] = {}
-    for _vid, bot_id, version, _name in rows:
-        newest[bot_id] = max(newest.get(bot_id, 0), version)
+    for v, _name in rows:
+        newest[v.bot_id] = max(newest.get(v.bot_id, 0), v.version)
     out = []
-    for vid, bot_id, version, name in rows:
-        if vid is None or name.startswith(FILE_PREFIX):
+    samples = sample_bots()
+    for v, name in rows:
+        if v.id is None or name.startswith(FILE_PREFIX):
             continue
-        status = uploads.get(vid)
-        if status == UploadStatus.ACTIVE or (status is None and version == newest[bot_id]):
-            out.append(vid)
+        status = uploads.get(v.id)
+        chosen = status == UploadStatus.ACTIVE or (status is None and v.version == newest[v.bot_id])
+        if chosen and has_stored_file(v, name, samples.get(name)):
+            out.append(v.id)
     return sorted(out)
+
+
+def has_stored_file(version: BotVersion, name: str, original: Path | None) -> bool:
+    """True when ``version``'s stored file is there (or was put back from ``original``); else
+    False, logged once per process with what to do."""
+    try:
+        check_stored_file(version, name, original)
+    except MissingBotFileError as exc:
+        if version.id not in _told_missing:
+            _told_missing.add(version.id or 0)
+            log.warning("ladder: %s v%s is not seated: %s", name, version.version, exc)
+        return False
+    _told_missing.discard(version.id or 0)
+    return True
 
 
 def find_ladder(db: Database) -> Tournament | None:

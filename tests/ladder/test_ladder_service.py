@@ -5,6 +5,7 @@ leave; the ratings are exactly the fold of the recorded results."""
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import signal
@@ -13,18 +14,19 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from sqlmodel import col, select
 from store.helpers import ARENA, arena_env, match_rows, processes_with, sample, status_counts_plain, wait_gone
 
-from arena.ladder.field import find_ladder
+from arena.ladder.field import active_versions, find_ladder
 from arena.ladder.pull import tables_of
 from arena.ladder.ratings import beliefs, fit_state, refit
 from arena.ladder.service import LadderSettings, run_ladder
 from arena.ratings.incremental import fold
 from arena.referee.timecontrol import TimeControl
-from arena.store.bots import add_bot, remove_bot
+from arena.store.bots import add_bot, artifact_path, remove_bot
 from arena.store.db import Database, arena_home
-from arena.store.models import MatchSeat
+from arena.store.models import Bot, BotVersion, MatchSeat
 from arena.store.models_ladder import LadderRatingHistory
 from arena.store.tournaments import get_tournament
 from arena.tournament.runfile import RunFile
@@ -236,3 +238,37 @@ def test_ladder_show(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
     assert all(" 4 games" in line for line in shown) and shown[0].split()[0] == "1"
     provisional = cli_inproc(arena_home, sqlite_url, "ladder", "show").stdout
     assert provisional.count("(provisional)") == 2
+
+
+def test_a_bot_whose_stored_file_is_gone_is_not_seated(
+    sqlite_db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A ladder bot whose stored file was deleted (artifacts/ cleaned) is left out of the ladder's
+    tables, logged once with how to bring it back, instead of crashing every game it is given; a
+    sample bot's stored file is put back from the sample.  Real ladder run, real bot processes."""
+    db = sqlite_db
+    _register(db, ("g1", "r1"), tmp_path / "bots")
+    add_bot(db, "gone", _copy(tmp_path, "gone"))
+    add_bot(db, "greedy", sample("greedy"))
+    with db.session() as session:
+        versions = {
+            name: v
+            for v, name in session.exec(
+                select(BotVersion, Bot.name).join(Bot, col(Bot.id) == col(BotVersion.bot_id))
+            )
+        }
+    artifact_path(versions["gone"]).unlink()
+    artifact_path(versions["greedy"]).unlink()
+    caplog.set_level(logging.WARNING, logger="arena.ladder.field")
+    active = active_versions(db)
+    assert versions["gone"].id not in active
+    assert versions["greedy"].id in active and artifact_path(versions["greedy"]).is_file()  # put back
+    assert active_versions(db) == active
+    told = [r.getMessage() for r in caplog.records if "gone" in r.getMessage()]
+    assert len(told) == 1 and "arena bots add gone FILE" in told[0], told  # once per process
+    settings = LadderSettings(seed=5, table_sizes=(2, 3), control=TimeControl(2.0, 20.0), sandbox=None,
+                              max_tables=4)  # fmt: skip
+    tid = run_ladder(db, settings, jobs=2, refit_every=60)
+    rows = _check_consistent(db, tid, finished=10)
+    assert not any("gone" in r["bots"] for r in rows)  # type: ignore[operator]
+    assert all(t in (None, "", "normal") for r in rows for t in r["seat_terminations"])  # type: ignore[attr-defined]

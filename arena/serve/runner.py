@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -24,11 +25,14 @@ import uvicorn
 from arena.lifecycle import STOP_SIGNALS, exit_status, thread_stacks
 from arena.lobby import Lobby, LobbyConfig
 from arena.store.db import Database
+from arena.store.owners import reap_abandoned
 from arena.web.auth_routes import Accounts
 from arena.web.connguard import guarded_protocol
 
 from .services import SERVICES, BackgroundService, ServeContext
 from .webapp import serve_app
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -92,6 +96,9 @@ async def run(
 ) -> ServeOutcome:
     """Serve until a stop signal (or ``options.duration``); see the module docstring."""
     outcome = ServeOutcome()
+    reaped = reap_abandoned(db)  # web games and validations of a server that was killed
+    if reaped:
+        log.warning("marked %d stand-alone matches failed: their process was gone (killed?)", len(reaped))
     services = [s for s in (factory(ctx) for factory in SERVICES) if s is not None]
     wake = [getattr(s, "wake", None) for s in services]
     wakers = [w for w in wake if callable(w)]

@@ -176,5 +176,17 @@ class RatingRow(SQLModel, table=True):
     computed_at: datetime = Field(default_factory=utcnow, index=True)
 
 
+class MatchOwner(SQLModel, table=True):
+    """The process playing a stand-alone match (revision 0008): only it ever finishes the match,
+    so a running match whose process is gone from its host was abandoned (:mod:`.owners`)."""
+
+    __tablename__ = "match_owner"
+
+    match_id: int = Field(foreign_key="match.id", primary_key=True)
+    host: str = Field(max_length=255)
+    pid: int
+    pid_start: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+
+
 from . import models_accounts as models_accounts  # noqa: E402  (tables of revision 0006)
 from . import models_ladder as models_ladder  # noqa: E402  (tables of revision 0007)

@@ -39,6 +39,7 @@ from .models import (
     TournamentEntry,
     utcnow,
 )
+from .owners import claim, reap_abandoned
 
 log = logging.getLogger(__name__)
 
@@ -471,10 +472,12 @@ def load_replay(db: Database, match_id: int) -> str:
 def add_match(db: Database, tournament_id: int | None, seed: int, group: str, version_ids: list[int]) -> int:
     """Append one running match with ``version_ids[k]`` in seat k to a tournament whose matches
     are made as they happen (the remote-bot lobby), or to no tournament (``None``: a stand-alone
-    ``arena match``); return its id."""
+    ``arena match``, owned by this process: :mod:`arena.store.owners`); return its id."""
     owner = (
         col(Match.tournament_id).is_(None) if tournament_id is None else Match.tournament_id == tournament_id
     )
+    if tournament_id is None:
+        reap_abandoned(db)  # earlier stand-alone matches whose process was killed: failed
     with db.session() as session:
         last = session.exec(select(Match.ordinal).where(owner).order_by(col(Match.ordinal).desc())).first()
         m = Match(
@@ -491,6 +494,8 @@ def add_match(db: Database, tournament_id: int | None, seed: int, group: str, ve
         assert m.id is not None
         for seat, vid in enumerate(version_ids):
             session.add(MatchSeat(match_id=m.id, seat=seat, bot_version_id=vid))
+        if tournament_id is None:
+            claim(session, m.id)  # only this process will finish it (arena.store.owners)
         return m.id
 
 

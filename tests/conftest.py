@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,9 +102,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _SESSION_HOME = [""]  # the data directory pytest_configure made, removed when the run ends
+_LIVE_GLOB = f"arena-live-{os.getuid()}-*.sock"
+_LIVE_BEFORE = set(Path(tempfile.gettempdir()).glob(_LIVE_GLOB))  # live channels of before the run
+
+
+def _remove_stale_live_sockets() -> None:
+    """The live-channel sockets (arena/live/channel.py) that tests' web processes killed with
+    SIGKILL could not remove: the ones made during this run that nobody listens on any more."""
+    for path in set(Path(tempfile.gettempdir()).glob(_LIVE_GLOB)) - _LIVE_BEFORE:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            probe.connect(str(path))
+        except ConnectionRefusedError:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        finally:
+            probe.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if getattr(config, "workerinput", None) is None:  # the run's own process, after every worker
+        _remove_stale_live_sockets()
     if _SESSION_HOME[0]:
         shutil.rmtree(_SESSION_HOME[0], ignore_errors=True)
         if os.environ.get("ARENA_HOME") == _SESSION_HOME[0]:

@@ -51,7 +51,8 @@ async def check(address: str) -> grpc.StatusCode | int:
     """A health Check over a fresh channel: the serving status, or the gRPC error code."""
     async with grpc.aio.insecure_channel(address) as channel:
         try:
-            reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=3)
+            stub = health_pb2_grpc.HealthStub(channel)
+            reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=3)
         except grpc.aio.AioRpcError as exc:
             return exc.code()
         return int(reply.status)

@@ -11,7 +11,7 @@ versions retire.
 
 Restart: :func:`recover` puts ``validating`` uploads back to ``pending``; a claimed upload keeps
 its finished matches and replaces only those a dead server left unfinished (they are recorded as
-failed, "interrupted").
+failed: "abandoned" when the new server starts, :mod:`arena.store.owners`, else "interrupted").
 """
 
 from __future__ import annotations

@@ -177,7 +177,9 @@ def test_a_killed_server_loses_no_upload_and_no_finished_match(
         db.close()
     assert statuses[kept][0] == "finished"
     interrupted = [i for i, (s, e) in statuses.items() if s == "failed"]
-    assert len(interrupted) == 1 and "interrupted" in (statuses[interrupted[0]][1] or "")
+    # the new server found the match's process (the killed server) gone and said so at its start
+    assert len(interrupted) == 1
+    assert "abandoned: the process that played it" in (statuses[interrupted[0]][1] or "")
     assert not any(s == "running" for s, _ in statuses.values())
 
 

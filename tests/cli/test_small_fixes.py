@@ -232,7 +232,7 @@ def test_ctrl_c_in_the_demo_is_one_line_with_the_resume_command(home: Path) -> N
     one line with the counts and the resume command, status 130, no traceback; the resume then
     finishes the tournament."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.demo", "--games", "2", "--move-time", "0.05", "--jobs", "1",
+        [sys.executable, "-m", "arena.demo", "--games", "1", "--move-time", "0.05", "--jobs", "1",
          "--seed", "5"],
         cwd=home, env=arena_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
@@ -258,7 +258,7 @@ def test_ctrl_c_in_the_demo_is_one_line_with_the_resume_command(home: Path) -> N
     assert "Traceback" not in err, err
     line = next(line for line in err.splitlines() if line.startswith("error: "))
     found = re.fullmatch(
-        r"error: interrupted \(Ctrl-C\): (\d+) of 80 matches finished, .*; resume with '(.+) tournament "
+        r"error: interrupted \(Ctrl-C\): (\d+) of 40 matches finished, .*; resume with '(.+) tournament "
         r"resume 1'",
         line,
     )
@@ -269,7 +269,7 @@ def test_ctrl_c_in_the_demo_is_one_line_with_the_resume_command(home: Path) -> N
         cwd=home, env=arena_env(home), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
-    assert "matches: 80 finished." in resumed.stderr
+    assert "matches: 40 finished." in resumed.stderr
 
 
 def test_a_tournament_run_says_why_a_bot_forfeited(home: Path) -> None:

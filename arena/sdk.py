@@ -310,6 +310,12 @@ async def _play(bot: Bot, conn: Connection) -> int:
                 if streams and exc.code() == grpc.StatusCode.UNAVAILABLE:
                     return 0  # the referee went away after we played: nothing more to do
                 why = f"{exc.code().name}: {exc.details()}"
+                if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                    why += (
+                        " (no referee answered at that address: check it, and that the arena is "
+                        "running; a lobby that holds its most connections closes new ones until "
+                        "some end: try again shortly)"
+                    )
                 print(f"arena sdk: the referee refused or dropped the stream: {why}", file=sys.stderr)
                 return 2
             streams += 1

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -22,6 +24,7 @@ from arena.referee import RefereeConfig, TimeControl
 from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.server import RefereeServer
 
+SAMPLE = Path(__file__).resolve().parents[2] / "bots" / "random_bot.py"
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 CAP = 8
 FLOOD = 300
@@ -115,3 +118,29 @@ def test_a_local_match_plays_to_its_end_while_the_listener_is_flooded() -> None:
     forfeits, termination = asyncio.run(run())
     assert forfeits == ()
     assert termination in ("normal", "round-cap")
+
+
+def test_a_remote_bot_turned_away_by_a_full_listener_is_told_what_to_do() -> None:
+    """The SDK's sample bot against a full listener: exit 2, one line that says the listener may
+    be full and to try again (not only gRPC's 'failed to connect to all addresses')."""
+
+    async def run() -> tuple[int | None, str]:
+        server = RefereeServer(RefereeConfig(listen_connections=CAP))
+        await server.start("127.0.0.1:0", listen="127.0.0.1:0")
+        try:
+            token = server.session("remote").token
+            with flood(server.listen_address, FLOOD):
+                await asyncio.sleep(0.5)
+                bot = await asyncio.create_subprocess_exec(
+                    sys.executable, str(SAMPLE), f"--address={server.listen_address}",
+                    env={**os.environ, "ARENA_TOKEN": token},
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                )  # fmt: skip
+                out, _ = await asyncio.wait_for(bot.communicate(), 60)
+            return bot.returncode, out.decode()
+        finally:
+            await server.stop(0)
+
+    code, out = asyncio.run(run())
+    assert code == 2, out
+    assert "UNAVAILABLE" in out and "closes new ones until some end: try again shortly" in out, out

@@ -11,24 +11,11 @@ import signal
 from pathlib import Path
 
 import pytest
+from store.helpers import SLEEPY_BOT
 
 from arena.cli.interrupt import EXIT_INTERRUPTED, MESSAGE
 
 from .helpers import Run, interrupt_arena
-
-SLEEPY_BOT = """
-import time
-from arena.sdk import Bot, run
-
-class Sleepy(Bot):
-    name = "sleepy"
-    def choose(self, state, legal):
-        time.sleep(0.1)
-        return legal[0]
-
-if __name__ == "__main__":
-    run(Sleepy())
-"""
 
 
 def assert_one_line(run: Run) -> None:

@@ -19,6 +19,20 @@ REPO = Path(__file__).resolve().parents[2]
 BOTS = REPO / "bots"
 ARENA = Path(sys.executable).parent / "arena"
 SAMPLES = ("greedy", "invader", "random")
+SLEEPY_BOT = """
+import time
+from arena.sdk import Bot, run
+
+class Sleepy(Bot):
+    name = "sleepy"
+    def choose(self, state, legal):
+        time.sleep(0.05)
+        return legal[0]
+
+if __name__ == "__main__":
+    run(Sleepy())
+"""
+"""A bot's source that answers every decision after 50 ms (a match of it lasts some seconds)."""
 
 
 def sample(name: str) -> Path:

@@ -20,21 +20,7 @@ from arena.store.db import Database
 from arena.store.models import Match, MatchOwner, MatchStatus
 from arena.store.owners import reap_abandoned
 from arena.store.tournaments import add_match
-from store.helpers import ARENA, arena_env, bot_copy, run_cli
-
-SLEEPY_BOT = """
-import time
-from arena.sdk import Bot, run
-
-class Sleepy(Bot):
-    name = "sleepy"
-    def choose(self, state, legal):
-        time.sleep(0.05)
-        return legal[0]
-
-if __name__ == "__main__":
-    run(Sleepy())
-"""
+from store.helpers import ARENA, SLEEPY_BOT, arena_env, bot_copy, run_cli
 
 STORE_AND_DIE = """
 import os, sys

@@ -23,6 +23,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -242,6 +243,19 @@ def process_start(pid: int) -> int | None:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def process_host() -> str:
+    """Where this process's pids mean something: the host name, and the pid namespace when it
+    can be read (``vm [pid namespace 4026531836]``).  Two processes see each other's pids only
+    when this is the same for both: containers that share a host name (and a data folder) but
+    not their pids are told apart, so one never judges another's process gone."""
+    host = socket.gethostname()
+    try:
+        space = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+    except OSError:
+        return host
+    return f"{host} [pid namespace {space.removeprefix('pid:[').removesuffix(']')}]"
 
 
 @dataclass(frozen=True)

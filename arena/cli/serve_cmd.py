@@ -49,6 +49,7 @@ def serve(
         typer.Option(
             "--lobby-connections",
             min=1,
+            max=1_000_000,
             help="lobby: connections the listener holds at once, all clients together (more are "
             "closed at once; a flood cannot take the open files the rest of the server needs)",
         ),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,7 +30,7 @@ from sqlalchemy import delete, text, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
-from arena.lifecycle import ProcessRef, process_start
+from arena.lifecycle import ProcessRef, process_host, process_start
 
 from .db import Database, StoreError
 from .models import CoordinatorLease, utcnow
@@ -113,7 +112,7 @@ class LeaseHolder:
         """Whether the holder still coordinates: its lease has not expired and, when it ran on
         this host, its process still runs (the rule by which a new coordinator would take the
         lease over)."""
-        return not (self.expired() or self.gone_from(socket.gethostname()))
+        return not (self.expired() or self.gone_from(process_host()))
 
 
 def _now(session: Session) -> datetime:
@@ -137,7 +136,7 @@ class Lease:
         self.ttl = ttl
         self.heartbeat = heartbeat
         self.token = secrets.token_hex(16)
-        self.host = socket.gethostname()
+        self.host = process_host()
         self.pid = os.getpid()
         self.pid_start = process_start(self.pid)
         self.held = False

@@ -4,23 +4,24 @@ A stand-alone match (no tournament: ``arena match``, ``arena play``, a web game,
 validation) is stored ``running`` by the process that plays it, and only that process ever
 records its end.  If it is killed outright (``kill -9``, the machine's OOM killer), nothing is
 left to do so, and the match would stay ``running`` for good.  So :func:`claim` names the process
-beside the match (host, pid and the pid's start time, so a later process reusing the pid is not
-taken for it), and :func:`reap_abandoned` marks failed every running stand-alone match whose
-process is gone from this host, with an error that says so.  It runs whenever a stand-alone match
-is stored (:func:`arena.store.tournaments.add_match`) and when ``arena serve`` starts.  Matches owned by
-another host are left alone (this host cannot see its processes), as are matches stored before
-revision 0008 (no owner recorded).
+beside the match: where its pids mean something (the host and its pid namespace,
+:func:`arena.lifecycle.process_host`), its pid and the pid's start time (so a later process
+reusing the pid is not taken for it).  :func:`reap_abandoned` marks failed every running
+stand-alone match whose process is gone from here, with an error that says so.  It runs whenever
+a stand-alone match is stored (:func:`arena.store.tournaments.add_match`) and when ``arena
+serve`` starts.  Matches owned by another host, or by another pid namespace on this one (a
+container), are left alone: their processes cannot be seen from here.  So are matches stored
+before revision 0008 (no owner recorded).
 """
 
 from __future__ import annotations
 
 import os
-import socket
 
 from sqlalchemy import delete
 from sqlmodel import Session, col, select
 
-from arena.lifecycle import ProcessRef, process_start
+from arena.lifecycle import ProcessRef, process_host, process_start
 
 from .db import Database
 from .models import Match, MatchOwner, MatchStatus, utcnow
@@ -29,9 +30,7 @@ from .models import Match, MatchOwner, MatchStatus, utcnow
 def claim(session: Session, match_id: int) -> None:
     """Record, in ``session``'s transaction, that this process plays the match ``match_id``."""
     pid = os.getpid()
-    session.add(
-        MatchOwner(match_id=match_id, host=socket.gethostname(), pid=pid, pid_start=process_start(pid))
-    )
+    session.add(MatchOwner(match_id=match_id, host=process_host(), pid=pid, pid_start=process_start(pid)))
 
 
 def abandoned_detail(owner: MatchOwner) -> str:
@@ -45,7 +44,7 @@ def abandoned_detail(owner: MatchOwner) -> str:
 def reap_abandoned(db: Database) -> list[int]:
     """Mark failed every running stand-alone match whose owning process is gone from this host
     (module docstring); return their ids.  Owner rows of matches no longer running are removed."""
-    host = socket.gethostname()
+    host = process_host()
     reaped: list[int] = []
     with db.session() as session:
         rows = session.exec(

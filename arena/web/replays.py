@@ -37,7 +37,8 @@ def replay_text(db: Database, match_id: int) -> str:
         m = get_match(db, match_id)
         if m is None:
             raise UnknownMatchError(f"no match {match_id}; see 'arena replays list'")
-        raise UnknownMatchError(f"match {match_id} has no replay (status {m.status})")
+        why = f": {m.error}" if m.error else ""
+        raise UnknownMatchError(f"match {match_id} has no replay (status {m.status}{why})")
     try:
         return unpack(stored)
     except ReplayDamage as exc:

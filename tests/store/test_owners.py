@@ -66,32 +66,62 @@ def test_a_match_whose_process_is_gone_is_failed_and_the_others_are_left(
     assert owned == {mine, elsewhere}
 
 
-def test_arena_match_killed_with_sigkill_is_failed_by_the_next_match(sqlite_url: str, tmp_path: Path) -> None:
-    home = tmp_path / "data"
-    home.mkdir()
+def _start_long_match(
+    home: Path, url: str, tmp_path: Path, db: Database
+) -> tuple[subprocess.Popen[bytes], int]:
+    """An `arena match` of the 50-ms bot (some seconds long), once its match is stored."""
     bot = tmp_path / "sleepy_bot.py"
     bot.write_text(SLEEPY_BOT)
     proc = subprocess.Popen(
         [str(ARENA), "match", str(bot), "random", "--seed", "5", "--no-sandbox"],
-        env=arena_env(home, sqlite_url),
+        env=arena_env(home, url),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         cwd=home,
     )
+    deadline = time.monotonic() + 60
+    running: list[int] = []
+    while not running and time.monotonic() < deadline:
+        time.sleep(0.2)
+        with db.session() as session:
+            running = [m.id for m in session.exec(select(Match)).all() if m.id is not None]
+    assert running, "arena match did not store its match"
+    return proc, running[0]
+
+
+def test_a_match_of_another_pid_namespace_is_left_alone(sqlite_url: str, tmp_path: Path) -> None:
+    """A container sharing the host name and the data folder, but not the pids: a match stored
+    there (`unshare --pid`) does not take this namespace's running match for abandoned."""
+    home = tmp_path / "data"
+    home.mkdir()
     db = Database(sqlite_url)
+    proc, running = _start_long_match(home, sqlite_url, tmp_path, db)
     try:
-        deadline = time.monotonic() + 60
-        running: list[int] = []
-        while not running and time.monotonic() < deadline:
-            time.sleep(0.2)
-            with db.session() as session:
-                running = [m.id for m in session.exec(select(Match)).all() if m.id is not None]
-        assert running, "arena match did not store its match"
+        other = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc",
+             str(ARENA), "match", "greedy", "random", "--seed", "6", "--no-sandbox"],
+            env=arena_env(home, sqlite_url), capture_output=True, text=True, timeout=120, cwd=home,
+        )  # fmt: skip
+        assert other.returncode == 0, other.stderr
+        assert proc.poll() is None, "the long match ended before the check"
+        assert _status(db, running) == (MatchStatus.RUNNING, None)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        db.close()
+
+
+def test_arena_match_killed_with_sigkill_is_failed_by_the_next_match(sqlite_url: str, tmp_path: Path) -> None:
+    home = tmp_path / "data"
+    home.mkdir()
+    db = Database(sqlite_url)
+    proc, killed = _start_long_match(home, sqlite_url, tmp_path, db)
+    try:
         time.sleep(1.0)  # mid-match
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        (killed,) = running
         assert _status(db, killed)[0] == MatchStatus.RUNNING  # nothing was left to record it
         run_cli(home, sqlite_url, "match", "greedy", "random", "--seed", "6", "--no-sandbox")
         status, error = _status(db, killed)

@@ -11,13 +11,13 @@ cost the same with 100 or 100,000 stored matches (``benchmarks/ladder.py`` measu
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from arena.lifecycle import process_host
 from arena.ratings.incremental import Belief, ranked
 from arena.ratings.rating import shown_interval
 from arena.store.bots import version_names
@@ -108,7 +108,7 @@ def ladder_running(db: Database, tournament_id: int) -> bool:
     exactly while the ladder's lease is held): its lease is held, not expired, and its holder,
     when on this host, still runs."""
     holder = lease_holder(db, tournament_id)
-    return holder is not None and not holder.expired() and not holder.gone_from(socket.gethostname())
+    return holder is not None and not holder.expired() and not holder.gone_from(process_host())
 
 
 def finished_count(db: Database, tournament_id: int) -> int:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.lifecycle import ProcessRef, kill_group_or_process, marked_processes, wait_dead
+from arena.lifecycle import ProcessRef, kill_group_or_process, marked_processes, process_host, wait_dead
 from arena.store.db import arena_home
 
 RUN_ENV = "ARENA_RUN"
@@ -62,9 +62,8 @@ class RunFile:
     def new(cls, path: Path, tournament_id: int) -> RunFile:
         """This process's run of the tournament (not written yet)."""
         me = ProcessRef.of(os.getpid())
-        host = socket.gethostname()
-        marker = f"t{tournament_id}:{host}:{me.pid}:{me.start}"
-        return cls(path, tournament_id, marker, host, me)
+        marker = f"t{tournament_id}:{socket.gethostname()}:{me.pid}:{me.start}"
+        return cls(path, tournament_id, marker, process_host(), me)
 
     def save(self) -> None:
         """Write the file (atomically); a data folder that cannot take it is logged, not fatal
@@ -126,12 +125,13 @@ def reap_dead_run(path: Path) -> list[int]:
     """Stop whatever the dead run recorded at ``path`` left running; return the pids reaped.
 
     Nothing is touched while the recorded coordinator still runs (a live run is not ours to
-    reap), nor when the file was written on another host.
+    reap), nor when the file was written on another host or in another pid namespace
+    (:func:`arena.lifecycle.process_host`).
     """
     run = RunFile.load(path)
     if run is None:
         return []
-    if run.host != socket.gethostname() or run.coordinator.pid == os.getpid():
+    if run.host != process_host() or run.coordinator.pid == os.getpid():
         return []
     if run.coordinator.alive():
         return []

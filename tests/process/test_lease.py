@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 from store.helpers import match_rows, run_cli, sample
 
-from arena.lifecycle import ProcessRef
+from arena.lifecycle import ProcessRef, process_host
 from arena.referee import MatchResult
 from arena.referee.result import SeatOutcome
 from arena.store.bots import add_bot, resolve_version
@@ -65,7 +64,7 @@ def test_a_live_holder_keeps_the_lease(db: Database) -> None:
     try:
         with pytest.raises(LeaseHeldError) as held:
             Lease(db, tid).acquire()
-        assert f"pid {os.getpid()} on host {socket.gethostname()}" in str(held.value)
+        assert f"pid {os.getpid()} on host {process_host()}" in str(held.value)
         assert f"'arena tournament resume {tid} --wait'" in str(held.value)
         holder = lease_holder(db, tid)
         assert holder is not None and holder.pid == os.getpid()
@@ -82,7 +81,7 @@ def test_a_dead_holder_on_this_host_is_taken_over(db: Database) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     ref = ProcessRef.of(gone.pid)
     gone.wait()
-    _plant(db, tid, host=socket.gethostname(), pid=ref.pid, pid_start=ref.start or 1, expires_in=3600)
+    _plant(db, tid, host=process_host(), pid=ref.pid, pid_start=ref.start or 1, expires_in=3600)
     lease = Lease(db, tid)
     lease.acquire()  # not expired for an hour, but its holder is gone from this host
     try:
@@ -95,7 +94,7 @@ def test_a_pid_reused_by_another_process_is_not_the_holder(db: Database) -> None
     tid = _tournament(db)
     me = ProcessRef.of(os.getpid())
     assert me.start is not None
-    _plant(db, tid, host=socket.gethostname(), pid=me.pid, pid_start=me.start - 1, expires_in=3600)
+    _plant(db, tid, host=process_host(), pid=me.pid, pid_start=me.start - 1, expires_in=3600)
     lease = Lease(db, tid)
     lease.acquire()
     lease.release()

@@ -18,7 +18,8 @@ be a connection to the referee.  Two things keep that bounded:
   own default is two minutes), so connections opened and left lying, by a local bot or by anyone
   who can reach the remote-bot listener, are given back.  This bounds how long an idle
   connection costs the referee, not how many one client may open at once;
-* :data:`LISTEN_CONNECTIONS` (``RefereeConfig.listen_connections``): the remote-bot listener is
+* :data:`LISTEN_CONNECTIONS` (``RefereeConfig.listen_connections``, lowered by :func:`listen_cap`
+  when the open-files limit is low): the remote-bot listener is
   a gRPC server of its own, and it holds at most this many connections at once (gRPC's
   ``max_allowed_incoming_connections``: one more is accepted and closed at once, so it costs no
   open file).  A client flooding the listener can keep other remote bots from connecting while
@@ -80,6 +81,27 @@ def raise_open_files_limit() -> tuple[int, int]:
             return soft, hard
         return target, hard
     return soft, hard
+
+
+LISTEN_RESERVE = 512
+"""Open files the remote-bot listener's cap always leaves to the rest of the process."""
+
+
+def listen_cap(requested: int, soft: int) -> int:
+    """The remote-bot listener's cap in a process that may open ``soft`` files: ``requested``,
+    but at most half of what :data:`LISTEN_RESERVE` leaves (so a flood there never takes the
+    files the web app, the local bots and the database need), and at least 1."""
+    return max(1, min(requested, (soft - LISTEN_RESERVE) // 2))
+
+
+def listen_cap_warning(requested: int, cap: int, soft: int) -> str | None:
+    """What to tell the operator when the open-files limit lowered the listener's cap."""
+    if cap >= requested:
+        return None
+    return (
+        f"the remote-bot listener holds at most {cap} connections, not {requested}: this process may "
+        f"open only {soft} files. Raise the hard limit (ulimit -Hn, systemd's LimitNOFILE=) to allow more."
+    )
 
 
 class CheckOnlyHealth(health.aio.HealthServicer):

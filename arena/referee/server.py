@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import resource
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ from .hardening import (
     LISTEN_CONNECTIONS,
     MAX_STREAMS_PER_CONNECTION,
     CheckOnlyHealth,
+    listen_cap,
+    listen_cap_warning,
     prepare_open_files,
 )
 from .match import Match
@@ -78,7 +81,8 @@ class RefereeConfig:
 
     The remote-bot listener (``start(listen=...)``) is a second gRPC server with the same
     service, holding at most ``listen_connections`` connections at once (all clients together;
-    one more is closed as soon as it is accepted), so a flood of connections there cannot take the
+    one more is closed as soon as it is accepted; fewer when the open-files limit is low:
+    :func:`arena.referee.hardening.listen_cap`), so a flood of connections there cannot take the
     open files the local bots, the web app and the database need.
     """
 
@@ -143,6 +147,7 @@ class RefereeServer:
         self.auth = AuthLimiter(auth_limits)
         self.address = ""
         self.listen_address = ""
+        self.listen_connections = 0  # the listener's cap in force (listen_cap), once started
         self._servers: list[grpc.aio.Server] = []
         self._health = CheckOnlyHealth()
 
@@ -164,7 +169,12 @@ class RefereeServer:
         servers = [server]
         if listen is not None:
             # its own server: the cap on its connections must not count the local bots'
-            remote = self._new_server([("grpc.max_allowed_incoming_connections", c.listen_connections)])
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            self.listen_connections = listen_cap(c.listen_connections, soft)
+            warning = listen_cap_warning(c.listen_connections, self.listen_connections, soft)
+            if warning is not None:
+                log.warning("%s", warning)
+            remote = self._new_server([("grpc.max_allowed_incoming_connections", self.listen_connections)])
             if tls is not None:
                 creds = grpc.ssl_server_credentials([(tls.key.read_bytes(), tls.cert.read_bytes())])
                 self.listen_address = _bound(listen, remote.add_secure_port(listen, creds))

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from arena.hosting import LocalSeat, MatchHost
 from arena.matchrunner import resolve_bot
 from arena.referee import RefereeConfig, TimeControl
-from arena.referee.hardening import LISTEN_CONNECTIONS
+from arena.referee.hardening import LISTEN_CONNECTIONS, listen_cap
 from arena.referee.server import RefereeServer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "bots" / "random_bot.py"
@@ -144,3 +146,58 @@ def test_a_remote_bot_turned_away_by_a_full_listener_is_told_what_to_do() -> Non
     code, out = asyncio.run(run())
     assert code == 2, out
     assert "UNAVAILABLE" in out and "closes new ones until some end: try again shortly" in out, out
+
+
+LOW_LIMIT_PROBE = """
+import asyncio, os, sys
+from arena.referee.server import RefereeServer
+
+async def main():
+    server = RefereeServer()  # the default cap (1,024), in a process that may open 1,024 files
+    await server.start("127.0.0.1:0", listen="127.0.0.1:0")
+    print(server.listen_connections, server.listen_address, flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.readline)  # the flood is on
+    files = len(os.listdir("/proc/self/fd"))
+    spare = []
+    try:
+        spare = [open(os.devnull) for _ in range(100)]  # the rest of the process can open files
+    except OSError:
+        pass
+    print(files, len(spare), flush=True)
+    for f in spare:
+        f.close()
+    await server.stop(0)
+
+asyncio.run(main())
+"""
+
+
+def test_a_low_open_files_limit_lowers_the_cap_and_the_process_keeps_files() -> None:
+    """Under a hard limit of 1,024 open files (``prlimit``), the default cap of 1,024 would let a
+    flood take every file (an outside review: the web app stopped answering); the cap is lowered to
+    fit, the server says so, and the process can still open files during a flood of 1,100."""
+    assert listen_cap(LISTEN_CONNECTIONS, 1 << 20) == LISTEN_CONNECTIONS
+    assert listen_cap(LISTEN_CONNECTIONS, 1024) == 256
+    assert listen_cap(5, 100) == 1
+    probe = subprocess.Popen(
+        ["prlimit", "--nofile=1024:1024", sys.executable, "-c", LOW_LIMIT_PROBE],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert probe.stdout is not None and probe.stdin is not None
+        cap_text, address = probe.stdout.readline().split()
+        with flood(address, 1100):
+            time.sleep(1.0)
+            probe.stdin.write("go\n")
+            probe.stdin.flush()
+            files, spare = (int(x) for x in probe.stdout.readline().split())
+        _, err = probe.communicate(timeout=60)
+    finally:
+        if probe.poll() is None:
+            probe.kill()
+    assert int(cap_text) == 256
+    assert files <= 256 + 100, files  # the listener's 256 and the process's own
+    assert spare == 100
+    assert probe.returncode == 0, err
+    assert "holds at most 256 connections, not 1024" in err

@@ -56,6 +56,29 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+_digests: dict[Path, tuple[int, int, str]] = {}  # path -> (size, mtime_ns, sha256): hashed once
+
+
+def stored_file_intact(path: Path, digest: str) -> bool:
+    """True when ``path`` is a regular file holding the bytes of sha256 ``digest`` (a stored bot
+    file that was not damaged).  A file is hashed again only when its size or time changed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    known = _digests.get(path)
+    if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
+        return known[2] == digest
+    try:
+        actual = sha256_file(path)
+    except OSError:
+        return False
+    _digests[path] = (st.st_size, st.st_mtime_ns, actual)
+    return actual == digest
+
+
 def stored_command(command: list[str], artifact: Path | None = None) -> str:
     """The command as stored: the arena's interpreter and the artifact's path replaced by
     placeholders, so that the data directory can move (and the arena be reinstalled)."""
@@ -82,21 +105,29 @@ def artifact_path(version: BotVersion) -> Path:
 
 def check_stored_file(version: BotVersion, name: str, original: Path | None = None) -> None:
     """:class:`MissingBotFileError` when ``version`` (of the bot ``name``) is a local bot whose
-    stored file is not there, saying how to bring it back; nothing otherwise.  ``original``: a
+    stored file is not there, or does not hold the registered bytes (damaged: its sha256 differs),
+    saying how to bring it back; nothing otherwise.  ``original``: a
     file that may hold the same bytes (a sample bot's own file): when it does, the stored file is
     put back from it instead."""
     if version.kind != "local" or not version.artifact:
         return
     path = artifact_path(version)
-    missing = not path.is_file()
-    if missing and original is not None and original.is_file() and sha256_file(original) == version.sha256:
+    bad = not stored_file_intact(path, version.sha256)
+    if bad and original is not None and original.is_file() and sha256_file(original) == version.sha256:
         restore_stored_file(version, original)  # a sample bot's own file: put it back
-    if not path.is_file():
+    if stored_file_intact(path, version.sha256):
+        return
+    if path.exists():
         raise MissingBotFileError(
-            f"the stored file of {name} (version {version.version}) is missing: {path} (the data "
-            f"folder's artifacts/ was cleaned, or the database was restored without it; 'arena db "
-            f"backup' copies the database only). Register the file again: 'arena bots add {name} FILE'"
+            f"the stored file of {name} (version {version.version}) is damaged: {path} does not hold "
+            f"the registered bytes (sha256 {version.sha256[:12]}...). Register the file again: "
+            f"'arena bots add {name} FILE'"
         )
+    raise MissingBotFileError(
+        f"the stored file of {name} (version {version.version}) is missing: {path} (the data "
+        f"folder's artifacts/ was cleaned, or the database was restored without it; 'arena db "
+        f"backup' copies the database only). Register the file again: 'arena bots add {name} FILE'"
+    )
 
 
 def command_of(version: BotVersion) -> list[str]:
@@ -155,7 +186,7 @@ def _store_artifact(path: Path, digest: str) -> Path:
     """Copy ``path`` into the content-addressed store (once); return the copy's path."""
     store = arena_home() / "artifacts" / digest
     target = store / path.name
-    if not target.exists():
+    if not stored_file_intact(target, digest):  # missing, or damaged: (re)written
         store.mkdir(parents=True, exist_ok=True)
         tmp = store / f".{path.name}.{uuid.uuid4().hex}.tmp"  # unique: concurrent adds of one file
         shutil.copyfile(path, tmp)
@@ -280,9 +311,9 @@ def same_as_current(db: Database, name: str, path: Path) -> BotVersion | None:
 
 def restore_stored_file(version: BotVersion, path: Path) -> bool:
     """Put ``path`` (the same bytes as ``version``, :func:`same_as_current`) back where the
-    version's stored file belongs when that file is missing; True when it was restored."""
+    version's stored file belongs when that file is missing or damaged; True when it was restored."""
     target = artifact_path(version)
-    if not version.artifact or target.is_file():
+    if not version.artifact or stored_file_intact(target, version.sha256):
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"

@@ -243,12 +243,13 @@ def test_ladder_show(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
 def test_a_bot_whose_stored_file_is_gone_is_not_seated(
     sqlite_db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A ladder bot whose stored file was deleted (artifacts/ cleaned) is left out of the ladder's
-    tables, logged once with how to bring it back, instead of crashing every game it is given; a
+    """A ladder bot whose stored file was deleted (artifacts/ cleaned), or damaged, is left out of
+    the ladder's tables, logged once with how to bring it back, instead of crashing every game it is given; a
     sample bot's stored file is put back from the sample.  Real ladder run, real bot processes."""
     db = sqlite_db
     _register(db, ("g1", "r1"), tmp_path / "bots")
     add_bot(db, "gone", _copy(tmp_path, "gone"))
+    add_bot(db, "broken", _copy(tmp_path, "broken"))
     add_bot(db, "greedy", sample("greedy"))
     with db.session() as session:
         versions = {
@@ -258,10 +259,11 @@ def test_a_bot_whose_stored_file_is_gone_is_not_seated(
             )
         }
     artifact_path(versions["gone"]).unlink()
+    artifact_path(versions["broken"]).write_text("")  # there, but not the registered bytes
     artifact_path(versions["greedy"]).unlink()
     caplog.set_level(logging.WARNING, logger="arena.ladder.field")
     active = active_versions(db)
-    assert versions["gone"].id not in active
+    assert versions["gone"].id not in active and versions["broken"].id not in active
     assert versions["greedy"].id in active and artifact_path(versions["greedy"]).is_file()  # put back
     assert active_versions(db) == active
     told = [r.getMessage() for r in caplog.records if "gone" in r.getMessage()]
@@ -270,5 +272,5 @@ def test_a_bot_whose_stored_file_is_gone_is_not_seated(
                               max_tables=4)  # fmt: skip
     tid = run_ladder(db, settings, jobs=2, refit_every=60)
     rows = _check_consistent(db, tid, finished=10)
-    assert not any("gone" in r["bots"] for r in rows)  # type: ignore[operator]
+    assert not any("gone" in r["bots"] or "broken" in r["bots"] for r in rows)  # type: ignore[operator]
     assert all(t in (None, "", "normal") for r in rows for t in r["seat_terminations"])  # type: ignore[attr-defined]

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
-PREFIX = "arena-bot-"  # then the pid of the arena process that made it, a dash, a random id
+PREFIX = "arena-bot-"  # then the maker's pid, "-n" and its pid namespace, a dash, a random id
 
 
 def _own_paths() -> dict[str, str]:
@@ -35,17 +35,38 @@ def _own_paths() -> dict[str, str]:
     return out
 
 
+def _pid_namespace() -> str:
+    """This process's pid namespace (the inode number of ``/proc/self/ns/pid``), or "" when it
+    cannot be read."""
+    try:
+        return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+    except OSError:
+        return ""
+
+
+def _maker(name: str) -> tuple[int, str] | None:
+    """The (pid, pid namespace) of the arena process that made the bot cgroup ``name``
+    (``arena-bot-<pid>-n<namespace>-<id>``; names without a namespace, of older versions: "");
+    None for a name that is not a bot cgroup's."""
+    parts = name[len(PREFIX) :].split("-")
+    if not name.startswith(PREFIX) or len(parts) < 2 or not parts[0].isdigit():
+        return None
+    space = parts[1][1:] if len(parts) >= 3 and parts[1].startswith("n") else ""
+    return int(parts[0]), space
+
+
 def _sweep(parent: Path) -> None:
     """Remove the bot cgroups in ``parent`` left behind by an arena process that died without
     removing them (a worker killed mid-match), killing what is still in them first (a bot's
     escaped descendant whose arena process and guard were both SIGKILLed).  A live maker's
-    cgroups are never touched; processes of another PID namespace are not even visible here."""
+    cgroups are never touched, nor those made in another pid namespace (a container sharing the
+    cgroup tree): their makers' pids mean nothing here, so they cannot be judged from here (names
+    of older versions, without a namespace, are judged by their pid alone, as they were)."""
+    here = _pid_namespace()
     with contextlib.suppress(OSError):
         for d in parent.glob(f"{PREFIX}*-*"):
-            owner = d.name[len(PREFIX) :].split("-", 1)[0]
-            if not owner.isdigit():
-                continue
-            if _alive(int(owner)):
+            maker = _maker(d.name)
+            if maker is None or maker[1] not in ("", here) or _alive(maker[0]):
                 continue
             BotCgroup({"": d}, v2=False).remove(attempts=10)
 
@@ -81,7 +102,7 @@ class BotCgroup:
         """Create the cgroups with the limits (None: no such limit, e.g. for an unsandboxed bot,
         whose cgroup serves to find and kill its whole tree), or None when that is not possible
         here."""
-        name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        name = f"{PREFIX}{os.getpid()}-n{_pid_namespace()}-{uuid.uuid4().hex[:12]}"
         own = _own_paths()
         # "cpu" only groups: every bot its own group of equal weight, so the scheduler shares the
         # CPU between bots, not between their processes (a bot of 40 spinning processes, each its

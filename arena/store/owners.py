@@ -43,27 +43,27 @@ def abandoned_detail(owner: MatchOwner) -> str:
 
 def reap_abandoned(db: Database) -> list[int]:
     """Mark failed every running stand-alone match whose owning process is gone from this host
-    (module docstring); return their ids.  Owner rows of matches no longer running are removed."""
+    (module docstring); return their ids.  Owner rows of matches no longer running are removed,
+    so the rows read here are only those of matches running now or ended since the last call."""
     host = process_host()
     reaped: list[int] = []
     with db.session() as session:
         rows = session.exec(
-            select(Match, MatchOwner)
-            .join(MatchOwner, col(MatchOwner.match_id) == col(Match.id))
-            .where(
-                col(Match.tournament_id).is_(None),
-                Match.status == MatchStatus.RUNNING,
-                MatchOwner.host == host,
-            )
-        ).all()
+            select(Match, MatchOwner).join(MatchOwner, col(MatchOwner.match_id) == col(Match.id))
+        ).all()  # one row per stand-alone match still owned: the running ones and those ended since
+        done: list[int] = []
         for m, owner in rows:
-            if ProcessRef(owner.pid, owner.pid_start).alive() or m.id is None:
+            if m.id is None:
                 continue
-            m.status = MatchStatus.FAILED
-            m.error = abandoned_detail(owner)
-            m.finished_at = utcnow()
-            session.add(m)
-            reaped.append(m.id)
-        done = select(Match.id).where(Match.status != MatchStatus.RUNNING)
-        session.exec(delete(MatchOwner).where(col(MatchOwner.match_id).in_(done)))
+            if m.status != MatchStatus.RUNNING:
+                done.append(m.id)
+            elif owner.host == host and not ProcessRef(owner.pid, owner.pid_start).alive():
+                m.status = MatchStatus.FAILED
+                m.error = abandoned_detail(owner)
+                m.finished_at = utcnow()
+                session.add(m)
+                reaped.append(m.id)
+                done.append(m.id)
+        if done:
+            session.exec(delete(MatchOwner).where(col(MatchOwner.match_id).in_(done)))
     return reaped

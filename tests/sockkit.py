@@ -5,6 +5,9 @@ from __future__ import annotations
 import socket
 import time
 
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""A client's HTTP/2 connection preface followed by an empty SETTINGS frame."""
+
 
 def read_until_closed(sock: socket.socket, wait: float = 15.0) -> tuple[float, bytes]:
     """Read from ``sock`` until the server closes it (or resets it): (seconds it took, the bytes

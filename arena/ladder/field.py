@@ -85,14 +85,15 @@ def active_versions(db: Database) -> list[int]:
 def has_stored_file(version: BotVersion, name: str, original: Path | None) -> bool:
     """True when ``version``'s stored file is there (or was put back from ``original``); else
     False, logged once per process with what to do."""
+    vid = version.id or 0
     try:
         check_stored_file(version, name, original)
     except MissingBotFileError as exc:
-        if version.id not in _told_missing:
-            _told_missing.add(version.id or 0)
+        if vid not in _told_missing:
+            _told_missing.add(vid)
             log.warning("ladder: %s v%s is not seated: %s", name, version.version, exc)
         return False
-    _told_missing.discard(version.id or 0)
+    _told_missing.discard(vid)
     return True
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from sockkit import HTTP2_PREFACE
 
 HOLD = 1500
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
 
 REFEREE = textwrap.dedent(
     """
@@ -126,7 +126,7 @@ def test_held_connections_do_not_lock_a_new_client_out(tmp_path: Path) -> None:
         for _ in range(HOLD):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(str(path))
-            s.sendall(PREFACE)
+            s.sendall(HTTP2_PREFACE)
             held.add(s)
         held.thread.start()
         time.sleep(2.0)  # the referee has accepted what it can

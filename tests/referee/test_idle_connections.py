@@ -12,7 +12,7 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from sockkit import read_until_closed
+from sockkit import HTTP2_PREFACE, read_until_closed
 
 from arena.matchrunner import play_local_match, resolve_bot
 from arena.referee import RefereeConfig, TimeControl
@@ -21,7 +21,6 @@ from arena.referee.server import RefereeServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = ROOT / "bots" / "faulty" / "slow_bot.py"
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
 GOAWAY = 0x7
 
 
@@ -40,7 +39,7 @@ def hold(port: int, preface: bool) -> tuple[float, bytes]:
     until the referee closes it: (seconds it stayed open, the bytes received)."""
     with socket.create_connection(("127.0.0.1", port)) as s:
         if preface:
-            s.sendall(PREFACE)
+            s.sendall(HTTP2_PREFACE)
         return read_until_closed(s)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from sockkit import HTTP2_PREFACE
 
 from arena.hosting import LocalSeat, MatchHost
 from arena.matchrunner import resolve_bot
@@ -27,7 +28,6 @@ from arena.referee.hardening import LISTEN_CONNECTIONS, listen_cap
 from arena.referee.server import RefereeServer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "bots" / "random_bot.py"
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 CAP = 8
 FLOOD = 300
 
@@ -44,7 +44,7 @@ def flood(address: str, n: int) -> Iterator[list[socket.socket]]:
     try:
         for _ in range(n):
             s = socket.create_connection((host, int(port)))
-            s.sendall(PREFACE)
+            s.sendall(HTTP2_PREFACE)
             socks.append(s)
         yield socks
     finally:

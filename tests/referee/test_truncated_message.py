@@ -13,12 +13,13 @@ import struct
 import threading
 import time
 
+from sockkit import HTTP2_PREFACE
+
 from arena.hosting import LocalSeat, MatchHost
 from arena.matchrunner import resolve_bot
 from arena.referee import MatchResult, RefereeConfig, TimeControl
 from arena.referee.faults import Reason
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HEADERS, DATA, SETTINGS = 0x1, 0x0, 0x4
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
 
@@ -37,7 +38,7 @@ def literal(name: str, value: str) -> bytes:
 def truncated_bot(port: int, token: str) -> None:
     """Open the Play stream, then send 10 bytes of a message announced as 100, with END_STREAM."""
     with socket.create_connection(("127.0.0.1", port)) as s:
-        s.sendall(PREFACE + frame(SETTINGS, 0, 0, b""))
+        s.sendall(HTTP2_PREFACE)  # with an empty SETTINGS
         fields = [(":method", "POST"), (":scheme", "http"), (":path", "/arena.v1.Referee/Play"),
                   (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers"),
                   ("arena-token", token)]  # fmt: skip

@@ -78,10 +78,12 @@ class LadderService:
             from arena.serve.executors import ClusterMatches
 
             return ClusterMatches(self.ctx.db, self.ctx.cluster)
+        from arena.live.channel import socket_path
         from arena.tournament.runner import LocalExecutor
 
         log_dir = self.ctx.log_dir or arena_home() / "logs" / f"ladder-{tournament_id}"
-        return LocalExecutor(self.ctx.jobs, log_dir, None, run)
+        live = str(socket_path(self.ctx.db.url))  # its matches are followed live
+        return LocalExecutor(self.ctx.jobs, log_dir, None, run, live_socket=live)
 
     def _warn_sandbox(self) -> None:
         """Say so when the stored ladder's sandbox is not the server's (the stored one is kept)."""

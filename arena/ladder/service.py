@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import ParamSpec
 
 from arena import lifecycle
-from arena.live.channel import LIVE_ENV, socket_path
+from arena.live.channel import socket_path
 from arena.referee import RefereeConfig
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox import require_bwrap
@@ -238,7 +237,6 @@ def play_ladder(
                       new=s.new)  # fmt: skip
     assert t.id is not None
     tid = t.id
-    os.environ.setdefault(LIVE_ENV, str(socket_path(db.url)))  # its workers publish live events
     with database_failures(tid), coordinator_lease(db, tid, wait=wait) as lease:
         path = run_path(db.url, tid)
         reap_dead_run(path)
@@ -258,7 +256,11 @@ def play_ladder(
             if tournament_sandbox(db, tid) is not None:
                 require_bwrap()
             log_dir = arena_home() / "logs" / f"ladder-{tid}"
-            made = executor(tid, run) if executor is not None else LocalExecutor(n, log_dir, config, run)
+            made = (
+                executor(tid, run)
+                if executor is not None
+                else LocalExecutor(n, log_dir, config, run, live_socket=str(socket_path(db.url)))
+            )
             try:
                 coordinate(
                     db, tid, tasks, made, progress=progress, stop_after=stop_after,

@@ -120,8 +120,8 @@ _remote: UdpPublisher | None = None
 def observer_for(match_id: int, remote: LiveTarget | None = None) -> Observer | None:
     """The live observer of match ``match_id``: to the hub's UDP endpoint ``remote`` when the
     match task carries one (a Dask cluster's match), else to the Unix channel
-    ``$ARENA_LIVE_SOCKET`` names (the ladder's coordinator sets it for its local workers), else
-    None."""
+    ``$ARENA_LIVE_SOCKET`` names (set in the local workers of the ladder and of ``arena serve``'s
+    validation: :class:`arena.tournament.runner.LocalExecutor`'s ``live_socket``), else None."""
     global _remote
     if remote is not None:
         if _remote is None or _remote.target != remote:

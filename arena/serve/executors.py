@@ -6,6 +6,7 @@ from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from arena.live.channel import socket_path
 from arena.store.db import Database, arena_home
 from arena.store.tournaments import MatchTask
 from arena.tournament.runner import LocalExecutor, MatchExecutor, Outcome
@@ -60,7 +61,8 @@ def executor_for(
         finally:
             remote.close()
         return
-    local = LocalExecutor(jobs, log_dir or arena_home() / "logs" / "serve", None)
+    live = str(socket_path(db.url))  # validation matches are followed live like the ladder's
+    local = LocalExecutor(jobs, log_dir or arena_home() / "logs" / "serve", None, live_socket=live)
     try:
         yield local
     finally:

@@ -161,7 +161,9 @@ class LocalExecutor:
     Its workers die with this process (see :func:`arena.tournament.worker.init_worker`); with a
     ``run`` file they carry its marker and are recorded in it as they start.  With two or more
     workers and no more than the cores, each is pinned to a core of its own (``pin``: None
-    decides by ``ARENA_PIN_WORKERS``; :mod:`arena.tournament.affinity`).
+    decides by ``ARENA_PIN_WORKERS``; :mod:`arena.tournament.affinity`).  With a ``live_socket``
+    the workers publish their matches' events there (:mod:`arena.live`); this process's own
+    environment is left as it is.
     """
 
     def __init__(
@@ -171,9 +173,11 @@ class LocalExecutor:
         config: RefereeConfig | None,
         run: RunFile | None = None,
         pin: bool | None = None,
+        live_socket: str | None = None,
     ) -> None:
         self.jobs = jobs
         self.pin = pin
+        self.live_socket = live_socket
         self.log_dir = log_dir
         self.config = config
         self.run = run
@@ -193,7 +197,7 @@ class LocalExecutor:
             self.jobs,
             mp_context=ctx,
             initializer=init_worker,
-            initargs=(str(self.log_dir), self.config, os.getpid(), marker, pinning),
+            initargs=(str(self.log_dir), self.config, os.getpid(), marker, pinning, self.live_socket),
         )
 
     def slots(self) -> int:

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from arena import lifecycle
 from arena.engine.variants import by_version
 from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.live.channel import LIVE_ENV
 from arena.live.publish import observer_for
 from arena.live.remote import LiveTarget
 from arena.referee import MatchResult, RefereeConfig
@@ -82,19 +83,23 @@ def init_worker(
     parent_pid: int | None = None,
     run_marker: str | None = None,
     pinning: Pinning | None = None,
+    live_socket: str | None = None,
 ) -> None:
     """Process-pool initializer: start this worker's referee and bot pool (on a loop thread of
     their own), and make the worker stop with its coordinator ``parent_pid`` or on a signal.
     With a ``pinning``, the worker first pins itself to its core (its bots inherit it).
 
     ``run_marker`` is set in the environment as ``ARENA_RUN`` (inherited by unsandboxed bots),
-    so a later run can find anything this one left behind.
+    so a later run can find anything this one left behind; ``live_socket`` as ``ARENA_LIVE_SOCKET``
+    (this worker's matches are then published live, :func:`arena.live.publish.observer_for`).
     """
     global _host
     from .runfile import RUN_ENV
 
     if run_marker:
         os.environ[RUN_ENV] = run_marker
+    if live_socket:
+        os.environ[LIVE_ENV] = live_socket
     if pinning is not None:
         pinning.pin_this_process()
     _host = WorkerThread(Path(log_dir) if log_dir else None, config)

@@ -222,6 +222,9 @@ def test_sse_streams_a_running_ladder_match_to_its_end(tmp_path: Path, arena_hom
         assert len(steps) == len(replay["events"])
         assert [s["state"] for s in steps] == replay["states"][1:]
         ladder.join(60)
+        # the workers got the channel from the ladder; this process's environment is untouched
+        # (a later web app here binds its own database's channel)
+        assert "ARENA_LIVE_SOCKET" not in os.environ
     finally:
         server.should_exit = True
         web.join(10)

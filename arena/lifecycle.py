@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1
@@ -117,7 +117,7 @@ class StopSignals:
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.signum is not None:  # a second signal: no more waiting for a clean stop
-            os._exit(exit_status(signum))
+            exit_at_once(signum)
         self.signum = signum
         if self._deferred == 0:
             raise Stopped(signum)
@@ -136,6 +136,35 @@ class StopSignals:
         """Raise :class:`Stopped` if a stop was requested."""
         if self.signum is not None:
             raise Stopped(self.signum)
+
+
+AGAIN_HINT = (
+    "what was in flight is not recorded and is played again by the next run "
+    "(a tournament: 'arena tournament resume ID'; 'arena tournament list' shows the ids)"
+)
+
+
+def exit_at_once(signum: int, hint: str = AGAIN_HINT) -> NoReturn:
+    """A second stop signal while the first is being handled: say so in one line on stderr
+    (``arena: interrupted again (Ctrl-C): stopped at once; <hint>``) and end the process at once
+    with :func:`exit_status`, without any clean-up."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"\narena: {Stopped(signum).how()} again: stopped at once; {hint}\n".encode())
+    os._exit(exit_status(signum))
+
+
+TRACKER_WARNINGS = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def quiet_resource_tracker() -> None:
+    """Call before the first worker pool starts: its resource tracker (a helper process the
+    standard library starts) then keeps quiet when this process ends without closing the pool
+    (a second Ctrl-C, :func:`exit_at_once`).  It still removes what was left; only its warning,
+    "There appear to be N leaked semaphore objects to clean up at shutdown", is not printed: it
+    reads like an error of the arena and asks nothing of the user.  (The tracker takes its warning
+    filters from ``sys.warnoptions`` when it starts.)"""
+    if TRACKER_WARNINGS not in sys.warnoptions:
+        sys.warnoptions.append(TRACKER_WARNINGS)
 
 
 def stop_requested() -> int | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
 import socket
 import time
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 
 import uvicorn
 
-from arena.lifecycle import STOP_SIGNALS, exit_status, thread_stacks
+from arena.lifecycle import STOP_SIGNALS, exit_at_once, thread_stacks
 from arena.lobby import Lobby, LobbyConfig
 from arena.store.db import Database
 from arena.store.owners import reap_abandoned
@@ -127,7 +126,7 @@ async def run(
     def stop(signum: int | None) -> None:
         if signum is not None:
             if outcome.signum is not None:
-                os._exit(exit_status(signum))
+                exit_at_once(signum, "the next 'arena serve' goes on with the ladder where it was")
             outcome.signum = signum
         server.should_exit = True
         if lobby is not None:

@@ -22,7 +22,7 @@ from sqlmodel import select
 
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
-from arena.lifecycle import Stopped, StopSignals, exit_status, quiet_resource_tracker
+from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.sandbox import SandboxLimits, bwrap_problem
 from arena.store.bots import DuplicateUploadError, add_bot
 from arena.store.db import Database, StoreError, arena_home
@@ -185,7 +185,6 @@ def arena_command() -> str:
 def run() -> int:
     """``main`` with a Ctrl-C outside the tournament (while registering the bots, before the
     first match) ending in one line and status 130, like every ``arena`` command."""
-    quiet_resource_tracker()
     try:
         return main()
     except KeyboardInterrupt:

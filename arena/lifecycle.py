@@ -146,25 +146,43 @@ AGAIN_HINT = (
 
 def exit_at_once(signum: int, hint: str = AGAIN_HINT) -> NoReturn:
     """A second stop signal while the first is being handled: say so in one line on stderr
-    (``arena: interrupted again (Ctrl-C): stopped at once; <hint>``) and end the process at once
-    with :func:`exit_status`, without any clean-up."""
+    (``arena: interrupted (Ctrl-C) again: stopped at once; <hint>``), release the process's
+    named semaphores (:func:`release_semaphores`) and end the process at once with
+    :func:`exit_status`, without any other clean-up."""
     with contextlib.suppress(OSError):
         os.write(2, f"\narena: {Stopped(signum).how()} again: stopped at once; {hint}\n".encode())
+    with contextlib.suppress(Exception):  # best effort: leaving at once matters more
+        release_semaphores()
     os._exit(exit_status(signum))
 
 
-TRACKER_WARNINGS = "ignore::UserWarning:multiprocessing.resource_tracker"
+def release_semaphores() -> int:
+    """Unlink every named semaphore this process's :mod:`multiprocessing` objects still hold (a
+    worker pool's queues and locks) and take it off the resource tracker's list; say how many.
 
+    For a process about to end without closing its pool (:func:`exit_at_once`): the resource
+    tracker would otherwise unlink them itself and print "There appear to be N leaked semaphore
+    objects to clean up at shutdown", which reads like an error of the arena.  Semaphores in use
+    stay usable (unlinking removes only the name); does nothing when no pool was ever made."""
+    if "multiprocessing.synchronize" not in sys.modules:
+        return 0
+    import gc
+    from multiprocessing import resource_tracker, synchronize
 
-def quiet_resource_tracker() -> None:
-    """Call before the first worker pool starts: its resource tracker (a helper process the
-    standard library starts) then keeps quiet when this process ends without closing the pool
-    (a second Ctrl-C, :func:`exit_at_once`).  It still removes what was left; only its warning,
-    "There appear to be N leaked semaphore objects to clean up at shutdown", is not printed: it
-    reads like an error of the arena and asks nothing of the user.  (The tracker takes its warning
-    filters from ``sys.warnoptions`` when it starts.)"""
-    if TRACKER_WARNINGS not in sys.warnoptions:
-        sys.warnoptions.append(TRACKER_WARNINGS)
+    sem_unlink: Callable[[str], None] | None = getattr(synchronize, "sem_unlink", None)
+    released = 0
+    for obj in gc.get_objects():
+        if not isinstance(obj, synchronize.SemLock):
+            continue
+        name = getattr(getattr(obj, "_semlock", None), "name", None)
+        if not name:
+            continue
+        if sem_unlink is not None:
+            with contextlib.suppress(OSError):
+                sem_unlink(name)
+        resource_tracker.unregister(name, "semaphore")
+        released += 1
+    return released
 
 
 def stop_requested() -> int | None:

@@ -121,9 +121,41 @@ def _remove_stale_live_sockets() -> None:
             probe.close()
 
 
+_SHM = Path("/dev/shm")
+_SEMAPHORES_BEFORE = set(_SHM.glob("sem.mp-*")) if _SHM.is_dir() else set()
+
+
+def _remove_leaked_semaphores() -> None:
+    """The named semaphores of worker pools (``/dev/shm/sem.mp-*``) that tests killing a whole
+    process group with SIGKILL leave behind (the resource tracker that would remove them dies
+    too; about a hundred an hour of testing had piled up): the ones made during this run that
+    no process maps any more."""
+    if not _SHM.is_dir():
+        return
+    leaked = set(_SHM.glob("sem.mp-*")) - _SEMAPHORES_BEFORE
+    if not leaked:
+        return
+    # a process maps a semaphore under the temporary name it was made with (shown as deleted):
+    # the inode tells which named file it is
+    mapped: set[int] = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            lines = maps.read_text().splitlines()
+        except OSError:  # gone, or not ours to read
+            continue
+        mapped.update(int(line.split()[4]) for line in lines if "/dev/shm/sem." in line)
+    for path in leaked:
+        try:
+            if path.stat().st_ino not in mapped:
+                path.unlink()
+        except OSError:
+            continue
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if getattr(config, "workerinput", None) is None:  # the run's own process, after every worker
         _remove_stale_live_sockets()
+        _remove_leaked_semaphores()
     if _SESSION_HOME[0]:
         shutil.rmtree(_SESSION_HOME[0], ignore_errors=True)
         if os.environ.get("ARENA_HOME") == _SESSION_HOME[0]:

@@ -161,9 +161,6 @@ def install() -> None:
     """Call first thing in the entry point: arranges for the interpreter's last moments, for a
     Ctrl-C inside a finalizer, and for libraries that log the interrupt they were cut by."""
     global _previous_unraisable
-    from arena.lifecycle import quiet_resource_tracker  # the standard library only
-
-    quiet_resource_tracker()
     atexit.register(_ignore_sigint)  # registered first, so it runs after every other atexit hook
     if sys.unraisablehook is not _unraisable:
         _previous_unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable

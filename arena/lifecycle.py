@@ -151,9 +151,17 @@ def exit_at_once(signum: int, hint: str = AGAIN_HINT) -> NoReturn:
     :func:`exit_status`, without any other clean-up."""
     with contextlib.suppress(OSError):
         os.write(2, f"\narena: {Stopped(signum).how()} again: stopped at once; {hint}\n".encode())
-    with contextlib.suppress(Exception):  # best effort: leaving at once matters more
-        release_semaphores()
+    # best effort, and never a hang: the signal may have come while this thread held the
+    # resource tracker's lock (a pool starting), so the release runs on a thread of its own
+    release = threading.Thread(target=_release_quietly, daemon=True)
+    release.start()
+    release.join(timeout=1.0)
     os._exit(exit_status(signum))
+
+
+def _release_quietly() -> None:
+    with contextlib.suppress(Exception):
+        release_semaphores()
 
 
 def release_semaphores() -> int:

@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         f"./dev demo --seed {seed})."
     )
     try:
-        with StopSignals(), TournamentDisplay(f"tournament {t.id}", total=total) as display:
+        again = f"'{arena_command()} tournament resume {t.id}' plays what is left"
+        with StopSignals(hint=again), TournamentDisplay(f"tournament {t.id}", total=total) as display:
             run_tournament(db, t.id, jobs=args.jobs, progress=display)
     except Stopped as stop:  # Ctrl-C, SIGTERM, SIGHUP: one line, the results kept (as 'arena tournament')
         print(f"error: {stopped_message(db, t.id, stop, arena_command())}", file=sys.stderr)

@@ -37,6 +37,11 @@ from types import FrameType
 from typing import Any, NoReturn
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+AGAIN_HINT = "what was in flight is not recorded; running the command again goes on from what was"
+TRACKER_NOTE = (
+    "(Python's resource tracker may then report leaked semaphores: it is removing the stopped "
+    "worker pool's, nothing is lost)"
+)
 PR_SET_PDEATHSIG = 1
 
 
@@ -79,13 +84,15 @@ class StopSignals:
 
     Outside :func:`deferred_stop` the first signal raises :class:`Stopped` in the main thread at
     once; inside, it is only recorded (:attr:`signum`) for the code to act on.  A second signal
-    while the first is being handled ends the process at once (``os._exit``), as a second
-    Ctrl-C does elsewhere.  A signal that was ignored when entering (``nohup``, a background job
-    of a non-interactive shell) stays ignored.  The previous handlers come back on exit.
+    while the first is being handled ends the process at once with one line ending in ``hint``
+    (:func:`exit_at_once`), as a second Ctrl-C does elsewhere.  A signal that was ignored when
+    entering (``nohup``, a background job of a non-interactive shell) stays ignored.  The
+    previous handlers come back on exit.
     """
 
-    def __init__(self, signals: Sequence[int] = STOP_SIGNALS) -> None:
+    def __init__(self, signals: Sequence[int] = STOP_SIGNALS, hint: str = AGAIN_HINT) -> None:
         self.signals = tuple(signals)
+        self.hint = hint  # what the line of a second signal says to do next (:func:`exit_at_once`)
         self.signum: int | None = None
         self._deferred = 0
         self._previous: dict[int, Any] = {}
@@ -117,7 +124,7 @@ class StopSignals:
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.signum is not None:  # a second signal: no more waiting for a clean stop
-            exit_at_once(signum)
+            exit_at_once(signum, self.hint)
         self.signum = signum
         if self._deferred == 0:
             raise Stopped(signum)
@@ -138,59 +145,25 @@ class StopSignals:
             raise Stopped(self.signum)
 
 
-AGAIN_HINT = (
-    "what was in flight is not recorded and is played again by the next run "
-    "(a tournament: 'arena tournament resume ID'; 'arena tournament list' shows the ids)"
-)
-
-
 def exit_at_once(signum: int, hint: str = AGAIN_HINT) -> NoReturn:
     """A second stop signal while the first is being handled: say so in one line on stderr
-    (``arena: interrupted (Ctrl-C) again: stopped at once; <hint>``), release the process's
-    named semaphores (:func:`release_semaphores`) and end the process at once with
-    :func:`exit_status`, without any other clean-up."""
+    (``arena: interrupted (Ctrl-C) again: stopped at once; <hint> <TRACKER_NOTE>``) and end the
+    process at once with :func:`exit_status`, without any clean-up.  Further stop signals are
+    blocked first, so a held-down Ctrl-C gives one line, not one per signal.
+
+    The worker pool's named semaphores are left to the standard library's resource tracker,
+    which removes them and says so: removing them here could break a worker that is still
+    starting (it opens them by name), and a tracker killed by the same signal (SIGHUP) would
+    complain either way."""
+    with contextlib.suppress(OSError, ValueError):
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    lead = "\n" if os.isatty(2) else ""  # after the terminal's echoed "^C"
     with contextlib.suppress(OSError):
-        os.write(2, f"\narena: {Stopped(signum).how()} again: stopped at once; {hint}\n".encode())
-    # best effort, and never a hang: the signal may have come while this thread held the
-    # resource tracker's lock (a pool starting), so the release runs on a thread of its own
-    release = threading.Thread(target=_release_quietly, daemon=True)
-    release.start()
-    release.join(timeout=1.0)
+        os.write(
+            2,
+            f"{lead}arena: {Stopped(signum).how()} again: stopped at once; {hint} {TRACKER_NOTE}\n".encode(),
+        )
     os._exit(exit_status(signum))
-
-
-def _release_quietly() -> None:
-    with contextlib.suppress(Exception):
-        release_semaphores()
-
-
-def release_semaphores() -> int:
-    """Unlink every named semaphore this process's :mod:`multiprocessing` objects still hold (a
-    worker pool's queues and locks) and take it off the resource tracker's list; say how many.
-
-    For a process about to end without closing its pool (:func:`exit_at_once`): the resource
-    tracker would otherwise unlink them itself and print "There appear to be N leaked semaphore
-    objects to clean up at shutdown", which reads like an error of the arena.  Semaphores in use
-    stay usable (unlinking removes only the name); does nothing when no pool was ever made."""
-    if "multiprocessing.synchronize" not in sys.modules:
-        return 0
-    import gc
-    from multiprocessing import resource_tracker, synchronize
-
-    sem_unlink: Callable[[str], None] | None = getattr(synchronize, "sem_unlink", None)
-    released = 0
-    for obj in gc.get_objects():
-        if not isinstance(obj, synchronize.SemLock):
-            continue
-        name = getattr(getattr(obj, "_semlock", None), "name", None)
-        if not name:
-            continue
-        if sem_unlink is not None:
-            with contextlib.suppress(OSError):
-                sem_unlink(name)
-        resource_tracker.unregister(name, "semaphore")
-        released += 1
-    return released
 
 
 def stop_requested() -> int | None:

@@ -128,8 +128,8 @@ _SEMAPHORES_BEFORE = set(_SHM.glob("sem.mp-*")) if _SHM.is_dir() else set()
 def _remove_leaked_semaphores() -> None:
     """The named semaphores of worker pools (``/dev/shm/sem.mp-*``) that tests killing a whole
     process group with SIGKILL leave behind (the resource tracker that would remove them dies
-    too; about a hundred an hour of testing had piled up): the ones made during this run that
-    no process maps any more."""
+    too; about a hundred an hour of testing had piled up): the ones that appeared during this
+    run and that no process maps any more."""
     if not _SHM.is_dir():
         return
     leaked = set(_SHM.glob("sem.mp-*")) - _SEMAPHORES_BEFORE

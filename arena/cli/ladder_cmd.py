@@ -141,7 +141,7 @@ def run(
             return ClusterMatches(db, cluster)
 
         try:
-            with StopSignals():
+            with StopSignals(hint="'arena ladder run' goes on with the ladder where it was"):
                 done = play_ladder(
                     db, settings, jobs=jobs, progress=progress, stop_after=stop_after,
                     executor=on_cluster if cluster else None, on_idle=idle,

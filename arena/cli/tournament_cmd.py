@@ -270,7 +270,8 @@ def _run(
         done=at_start.get("finished", 0),
     )
     try:
-        with StopSignals(), display_at as display:
+        again = f"'arena tournament resume {tournament_id}' plays what is left"
+        with StopSignals(hint=again), display_at as display:
             if cluster is not None or local_cluster is not None:
                 from arena.tournament.cluster import local_cluster as start_local
                 from arena.tournament.cluster import run_tournament_on_cluster

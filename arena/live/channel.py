@@ -12,7 +12,8 @@ web process started before them.
 
 The socket's path is derived from the database URL (both sides know it), under the system's
 temporary folder (a Unix socket path is limited to 108 bytes), or set with ``ARENA_LIVE_SOCKET``.
-Workers learn it from that variable, which the ladder's coordinator sets before it starts them.
+Workers learn it from that variable, which their pool sets in each of them as it starts
+(``LocalExecutor(live_socket=...)``); the coordinator's own environment is left alone.
 """
 
 from __future__ import annotations

@@ -169,7 +169,6 @@ def test_a_cluster_match_is_watched_live(
         web.join(10)
         hub.close()
         db.close()
-        os.environ.pop(LIVE_ENV, None)  # set by the ladder for its (local) workers
 
 
 def test_an_endpoint_on_every_interface_is_given_as_the_address_towards_the_scheduler(cluster: str) -> None:

@@ -11,6 +11,8 @@
 - :class:`ProcessRef` names a process by pid *and* start time, so a pid reused by an unrelated
   process is never mistaken for it; :func:`marked_processes` finds processes by an environment
   variable they inherited (how a dead run's leftovers are found).
+- :func:`start_resource_tracker` starts multiprocessing's resource tracker so that a SIGHUP to
+  the process group leaves it alive to remove a stopped pool's semaphores.
 - :func:`run_supervised` runs a child command (``arena worker``'s ``dask worker``) that dies with
   this process and is stopped by it on a signal.
 
@@ -153,8 +155,8 @@ def exit_at_once(signum: int, hint: str = AGAIN_HINT) -> NoReturn:
 
     The worker pool's named semaphores are left to the standard library's resource tracker,
     which removes them and says so: removing them here could break a worker that is still
-    starting (it opens them by name), and a tracker killed by the same signal (SIGHUP) would
-    complain either way."""
+    starting (it opens them by name).  A SIGHUP does not kill the tracker when it was started by
+    :func:`start_resource_tracker`."""
     with contextlib.suppress(OSError, ValueError):
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     lead = "\n" if os.isatty(2) else ""  # after the terminal's echoed "^C"
@@ -164,6 +166,37 @@ def exit_at_once(signum: int, hint: str = AGAIN_HINT) -> NoReturn:
             f"{lead}arena: {Stopped(signum).how()} again: stopped at once; {hint} {TRACKER_NOTE}\n".encode(),
         )
     os._exit(exit_status(signum))
+
+
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, unless it already runs, so that a SIGHUP to
+    the whole process group (a closed terminal) does not kill it.
+
+    The tracker removes the named semaphores of this process's pools (``/dev/shm/sem.mp-*``) that
+    are still there when the last process holding its pipe ends: after :func:`exit_at_once`, a
+    ``kill -9``.  It ignores SIGINT and SIGTERM itself, but not SIGHUP, whose default action
+    killed it while the command stopped cleanly: the pool's clean-up then relaunched it with a
+    warning and tracebacks, and after a second signal (a terminal's hang-up and its shell's) the
+    pool's semaphores stayed in /dev/shm for good.
+
+    Here the tracker is started with SIGHUP blocked in the calling thread: the child keeps that
+    mask through exec (the tracker unblocks only SIGINT and SIGTERM, CPython 3.11 to 3.13), so a
+    SIGHUP stays pending there and it ends as usual, when its pipe closes.  The calling thread's
+    mask is restored at once (a SIGHUP that arrived meanwhile is delivered then, not lost: why it
+    is blocked rather than ignored, which would drop it); processes started later, the pool's
+    workers, are not affected and still stop cleanly on SIGHUP.
+
+    Call it before creating a multiprocessing pool, queue, lock or value (the first of these
+    starts the tracker, unprotected) in a process that stops cleanly on SIGHUP; any thread will
+    do.  A tracker already running is left as it is.
+    """
+    from multiprocessing import resource_tracker
+
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def stop_requested() -> int | None:

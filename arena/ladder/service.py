@@ -178,6 +178,7 @@ class Refitter:
                 if fit_state(self.db, self.tournament_id).fresh:
                     continue
                 if self._pool is None:
+                    lifecycle.start_resource_tracker()  # before the pool's semaphores: a SIGHUP spares it
                     self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
                 t0 = time.monotonic()
                 self._pool.submit(refit_in_process, self.db.url, self.tournament_id).result()

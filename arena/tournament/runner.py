@@ -190,6 +190,7 @@ class LocalExecutor:
     """What a worker runs for a task (a module-level function: the workers are spawned)."""
 
     def _pool(self) -> ProcessPoolExecutor:
+        lifecycle.start_resource_tracker()  # before the pool's semaphores: a SIGHUP spares it
         ctx = multiprocessing.get_context("spawn")  # never fork a process that runs gRPC
         marker = self.run.marker if self.run is not None else None
         pinning = Pinning.for_pool(ctx, self.jobs, self.pin)  # fresh per pool: cores from the first

@@ -27,6 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from arena.leaderboard import LeaderRow
+from arena.lifecycle import start_resource_tracker
 from arena.store.db import Database
 
 from . import queries
@@ -94,6 +95,7 @@ class LeaderboardCache:
 
     def _in_process(self, tournament_id: int | None, system: str) -> list[LeaderRow]:
         if self._procs is None:
+            start_resource_tracker()  # before the pool's semaphores: a SIGHUP spares it
             self._procs = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         try:
             return self._procs.submit(compute_in_process, self.db.url, tournament_id, system).result()

@@ -7,15 +7,21 @@ a match, and twice in a row.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from store.helpers import SLEEPY_BOT
 
 from arena.cli.interrupt import EXIT_INTERRUPTED, MESSAGE
+from arena.lifecycle import ProcessRef, wait_dead
 
-from .helpers import Run, interrupt_arena, run_arena
+from .helpers import ARENA, Run, arena_env, interrupt_arena, run_arena
 
 
 def assert_one_line(run: Run) -> None:
@@ -233,3 +239,117 @@ def test_a_second_ctrl_c_while_a_tournament_stops_ends_it_at_once_with_a_line(ho
     assert out.count(line) == 1, out
     resumed = run_arena(["tournament", "resume", "1"], home, timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def _semaphores() -> dict[str, int]:
+    """The named POSIX semaphores of multiprocessing on this machine (``/dev/shm/sem.mp-*``), by
+    name, with their inode numbers."""
+    out = {}
+    for name in os.listdir("/dev/shm"):
+        if name.startswith("sem.mp-"):
+            with contextlib.suppress(OSError):
+                out[name] = os.stat(f"/dev/shm/{name}").st_ino
+    return out
+
+
+def _semaphores_of(pid: int) -> set[str]:
+    """The ``sem.mp-*`` files that process ``pid`` has open.  An open semaphore is mapped, but
+    under the name of the temporary file glibc created it as (``sem.XXXXXX (deleted)``): the
+    files are matched by inode."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return set()
+    inodes = {int(m.group(1)) for m in re.finditer(r" (\d+) +/dev/shm/sem\.", maps)}
+    return {name for name, inode in _semaphores().items() if inode in inodes}
+
+
+@pytest.mark.parametrize("hangups", [1, 2], ids=["hang-up", "hang-up-and-the-shells"])
+def test_a_closed_terminals_sighup_leaves_no_semaphores_and_no_processes(home: Path, hangups: int) -> None:
+    """A closed terminal sends SIGHUP to the whole process group, multiprocessing's resource
+    tracker included, which ignores SIGINT and SIGTERM but not SIGHUP: it died, the pool's clean-up
+    relaunched it (a warning, a KeyError traceback per semaphore), and when a second SIGHUP (the
+    shell's, after the terminal's) ended the run at once, nobody removed the pool's semaphores (six)
+    from /dev/shm.  Now the tracker survives: the run stops as it does on SIGTERM (one SIGHUP) or
+    at once (two), every process of it ends, and the semaphores its coordinator had open (new
+    files, compared with /dev/shm before the run) are gone.  Other programs' semaphores, which
+    may come and go meanwhile, are not looked at."""
+    before = set(_semaphores())
+    args = ["tournament", "run", "greedy", "random", "invader", "--games", "2", "--jobs", "2", "--no-sandbox"]
+    proc = subprocess.Popen(
+        [str(ARENA), *args],
+        cwd=home,
+        env=arena_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job
+    )
+    out, ours, tree, commands = "", set(), [], []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out += line
+            if "matches done" in line:
+                break
+        time.sleep(1.0)  # the workers are playing
+        ours = _semaphores_of(proc.pid)
+        tree = _descendants(proc.pid)
+        commands = [_command(ref.pid) for ref in tree]
+        for k in range(hangups):
+            if k:
+                time.sleep(0.02)  # while the first one's clean stop runs
+            os.killpg(proc.pid, signal.SIGHUP)
+        out += proc.communicate(timeout=120)[0]  # the tracker holds the pipe until it ends
+        left = wait_dead(tree, 10.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for ref in tree:
+            ref.signal(signal.SIGKILL)
+    assert ours and not ours & before, (ours, out)  # the pool's, created by this run
+    assert any(b"resource_tracker" in cmd for cmd in commands), commands
+    deadline = time.monotonic() + 5.0
+    while ours & _semaphores().keys() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not ours & _semaphores().keys(), f"left in /dev/shm: {sorted(ours & _semaphores().keys())}\n{out}"
+    assert not left, f"processes of the run outlived it: {left}\n{out}"
+    assert proc.returncode == 128 + signal.SIGHUP, out
+    assert "Traceback" not in out and "died unexpectedly" not in out, out
+    if hangups == 1:
+        assert "leaked" not in out, out
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("error: stopped by SIGHUP: "), out
+        assert "resume with 'arena tournament resume 1'" in last, out
+    else:
+        again = "arena: stopped by SIGHUP again: stopped at once; 'arena tournament resume 1'"
+        assert out.count(again) == 1, out
+
+
+def _command(pid: int) -> bytes:
+    """Process ``pid``'s command line (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _descendants(root: int) -> list[ProcessRef]:
+    """The live descendants of ``root`` (workers, their bots, the resource tracker)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [root]
+    while todo:
+        parent = todo.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent:
+                out.append(ProcessRef.of(pid))
+                todo.append(pid)
+    return [ref for ref in out if ref.start is not None]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from arena.engine import Action, ActionKind, Phase, apply, new_game, parse_action
 from arena.strength.search import Params, SearchPolicy
 from strength.helpers import placed
@@ -69,3 +71,29 @@ def test_setup_is_deterministic_and_legal() -> None:
     for players in (2, 4):
         first = setup_of(players)
         assert len(first) == 24 and first == setup_of(players)
+
+
+def test_a_preference_per_colour_and_value_replaces_the_one_by_value() -> None:
+    """``Params.setup_class`` (an option, off by default): one preference per colour and value
+    (index colour * 3 + value - 2); the highest free class is laid, the leftmost within it."""
+    default = Params.for_players(4)
+    assert default.setup_class == ()
+    table = [0.0] * 15
+    table[4 * 3 + 4 - 2] = 5.0  # blue 4s first
+    table[1 * 3 + 3 - 2] = 4.0  # then the purple 3
+    first = SearchPolicy(replace(default, setup_class=tuple(table)))
+    assert first.choose(TWO_THREES) == parse_action("place blue-4a")
+    table[4 * 3 + 4 - 2] = 0.0
+    assert SearchPolicy(replace(default, setup_class=tuple(table))).choose(TWO_THREES) == parse_action(
+        "place purple-3"
+    )
+    # the default's order by value, written per class, makes the same choices
+    by_value = tuple(default.setup[v] for _ in range(5) for v in (2, 3, 4))
+    assert SearchPolicy(replace(default, setup_class=by_value)).choose(TWO_THREES) == SearchPolicy(
+        default
+    ).choose(TWO_THREES)
+
+
+def test_a_preference_table_of_the_wrong_size_is_refused() -> None:
+    with pytest.raises(ValueError, match="one preference per colour and value"):
+        Params(setup_class=(1.0, 2.0))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sqlmodel import select
 
+from arena.cli.closed_output import exit_output_gone, mute, output_gone
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status
@@ -151,15 +152,19 @@ def main(argv: list[str] | None = None) -> int:
         with StopSignals(hint=again), TournamentDisplay(f"tournament {t.id}", total=total) as display:
             run_tournament(db, t.id, jobs=args.jobs, progress=display)
     except Stopped as stop:  # Ctrl-C, SIGTERM, SIGHUP: one line, the results kept (as 'arena tournament')
-        print(f"error: {stopped_message(db, t.id, stop, arena_command())}", file=sys.stderr)
+        message = f"error: {stopped_message(db, t.id, stop, arena_command())}"
         db.close()
+        try:
+            print(message, file=sys.stderr, flush=True)
+        except OSError:  # the terminal hung up (SIGHUP): the status says it
+            mute()
         return exit_status(stop.signum)
     rows = leaderboard(db, tournament_id=t.id, system="pl")
     store_ratings(db, rows, "pl", f"tournament:{t.id}")
-    console.print(render(rows, "pl", f"Demo tournament {t.id}"))
     counts = status_counts(db, t.id)
     folder = arena_home() / "replays" / f"tournament-{t.id}"
-    n = export_replays(db, t.id, folder)
+    n = export_replays(db, t.id, folder)  # before anything is printed: a closed pipe loses only text
+    console.print(render(rows, "pl", f"Demo tournament {t.id}"))
     played = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     # soft_wrap: a long path stays on one line, whole, however narrow the terminal (to copy it)
     console.print(f"Matches: {played}. Database: {db.url}", markup=False, highlight=False, soft_wrap=True)
@@ -185,12 +190,17 @@ def arena_command() -> str:
 
 def run() -> int:
     """``main`` with a Ctrl-C outside the tournament (while registering the bots, before the
-    first match) ending in one line and status 130, like every ``arena`` command."""
+    first match) ending in one line and status 130, and a closed output (a pipe's reader left, a
+    hung-up terminal) ending quietly, like every ``arena`` command."""
     try:
         return main()
     except KeyboardInterrupt:
         print("error: interrupted (Ctrl-C)", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if output_gone(exc):  # `./dev demo | head` left, or the terminal hung up: quietly
+            exit_output_gone(exc)
+        raise
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .closed_output import exit_output_gone, mute, output_gone
 from .interrupt import (
     Interrupted,
     Terminated,
@@ -125,7 +126,8 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
-    """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130."""
+    """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130; a
+    command whose output went away ends quietly (:mod:`arena.cli.closed_output`)."""
     install()
     try:
         build_app()(prog_name="arena")
@@ -135,11 +137,16 @@ def main() -> None:
         if from_interrupt(exc):
             exit_interrupted()
         if isinstance(exc, Terminated):  # SIGTERM/SIGHUP: the command's clean-up has run
-            print(exc.message, file=sys.stderr)
+            try:
+                print(exc.message, file=sys.stderr, flush=True)
+            except OSError:  # a hung-up terminal: the status says it
+                mute()
         raise
     except BaseException as exc:
         if during_interrupt(exc):  # e.g. a second Ctrl-C broke the clean-up of the first
             exit_interrupted()
+        if output_gone(exc):  # `| head` left, or the terminal hung up: no traceback to nobody
+            exit_output_gone(exc)
         raise
     finally:
         guard_shutdown()

@@ -1,7 +1,12 @@
-"""Live progress of a tournament: a rich display on a terminal, plain lines otherwise."""
+"""Live progress of a tournament: a rich display on a terminal, plain lines otherwise.
+
+The display never ends a run: when its output is gone (a pipe whose reader left, ``| head``; a
+terminal that hung up), a write fails with an :class:`OSError`, and from then on the display
+draws nothing and the run goes on (what stops a run is a signal, :mod:`arena.lifecycle`)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Mapping
@@ -61,22 +66,39 @@ class TournamentDisplay:
         )
         self.task = self.bar.add_task(self.title, total=self.total, completed=self.done)
         self.live: Live | None = None
+        self.gone = False  # the output failed once: nothing more is drawn
 
     def __enter__(self) -> TournamentDisplay:
-        if self.tty:
-            self.live = Live(self._view(), console=self.console, refresh_per_second=4)
-            self.live.__enter__()
-        elif self.total is not None:
-            print(f"{self.title}: {self.done}/{self.total} matches done", file=sys.stderr, flush=True)
-            self.last_line = time.monotonic()
+        try:
+            if self.tty:
+                self.live = Live(self._view(), console=self.console, refresh_per_second=4)
+                self.live.__enter__()
+            elif self.total is not None:
+                print(f"{self.title}: {self.done}/{self.total} matches done", file=sys.stderr, flush=True)
+                self.last_line = time.monotonic()
+        except OSError:
+            self._lost()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.live is not None:
-            self.live.update(self._view())
-            self.live.__exit__(exc_type, exc, tb)
+            live, self.live = self.live, None
+            try:
+                live.update(self._view())
+                live.__exit__(exc_type, exc, tb)
+            except OSError:  # never in place of the run's own outcome
+                self._lost(live)
+
+    def _lost(self, live: Live | None = None) -> None:
+        """The output is gone: stop drawing (the live display's refresh thread too), quietly."""
+        self.gone = True
+        live = live or self.live
+        self.live = None
+        if live is not None:
+            with contextlib.suppress(Exception):
+                live.stop()
 
     def __call__(self, p: RunProgress) -> None:
         if p.last is not None:
@@ -89,6 +111,14 @@ class TournamentDisplay:
                 st.wins += win_share(placings, k, forfeited=lost)  # the same wins as the stored leaderboard's
                 st.forfeits += lost
         self.bar.update(self.task, total=p.total, completed=p.done + p.failed)
+        try:
+            self._draw(p)
+        except OSError:
+            self._lost()
+
+    def _draw(self, p: RunProgress) -> None:
+        if self.gone:
+            return
         if self.live is not None:
             self.live.update(self._view())
             return

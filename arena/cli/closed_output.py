@@ -1,0 +1,58 @@
+"""A command whose output is gone: a pipe whose reader left (``arena ... | head``) or a terminal
+that hung up.  Writes then fail (EPIPE, EIO); the command ends quietly, with the status a shell
+expects, instead of a traceback nobody can read and an unrelated exit status.
+
+Standard library only: imported by :mod:`arena.cli.main` before any subcommand."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import sys
+from typing import NoReturn
+
+GONE = (errno.EPIPE, errno.EIO)
+
+
+def output_gone(exc: BaseException) -> bool:
+    """True when ``exc`` is a write to a closed pipe or a hung-up terminal."""
+    return isinstance(exc, OSError) and exc.errno in GONE
+
+
+def mute() -> None:
+    """Point stdout and stderr at /dev/null, so that nothing written later (an ``atexit`` hook,
+    the interpreter's last flush) fails again and changes the exit status."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+        os.close(null)
+
+
+def status_of(exc: BaseException) -> int:
+    """The exit status for a command whose output went away while ``exc`` was raised: that of the
+    stop being handled when the write failed (a signal's 128 + number: the run stopped cleanly,
+    and only its last message was lost); else 1 for a closed pipe (what Python and rich do on
+    EPIPE) and 129 for a hung-up terminal (as if stopped by its SIGHUP)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        signum = getattr(cause, "signum", None)
+        if isinstance(signum, int):
+            return 128 + signum
+        if isinstance(cause, SystemExit) and isinstance(cause.code, int):
+            return cause.code
+        cause = cause.__context__
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        return 1
+    return 128 + int(signal.SIGHUP)
+
+
+def exit_output_gone(exc: BaseException) -> NoReturn:
+    """End the command quietly after its output went away (:func:`output_gone`)."""
+    mute()
+    sys.exit(status_of(exc))

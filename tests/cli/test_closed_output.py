@@ -1,0 +1,154 @@
+"""A command whose output goes away: the reader of its pipe leaves (``arena ... | head``) or its
+terminal hangs up.  The run is not broken by the failed writes (the tournament plays to its end
+or stops cleanly on the hang-up's SIGHUP), nothing is lost, and the exit status is the one a
+shell expects (:mod:`arena.cli.closed_output`, :mod:`arena.tournament.display`)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import io
+import os
+import re
+import select
+import signal
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from store.helpers import SLEEPY_BOT
+
+from arena.cli.closed_output import status_of
+from arena.tournament.display import TournamentDisplay
+
+from .helpers import ARENA, arena_env, run_arena
+
+
+def tournament_row(home: Path) -> str:
+    listing = run_arena(["tournament", "list"], home)
+    assert listing.returncode == 0, listing.stderr
+    rows = [line for line in listing.stdout.splitlines() if re.match(r"^\S\s*1\s", line)]
+    assert rows, listing.stdout
+    return rows[0]
+
+
+def test_a_pipe_whose_reader_left_does_not_break_the_tournament(home: Path) -> None:
+    """``arena tournament run ... 2>&1 | head -2``: the progress lines after the second fail with
+    EPIPE; before, the run crashed there (exit 1, the tournament left interrupted with a match
+    'running').  Now every match is played and stored; only the final table is lost: exit 1, as
+    Python and rich end on a closed pipe."""
+    proc = subprocess.Popen(
+        [str(ARENA), "tournament", "run", "greedy", "random", "invader", "--games", "4", "--jobs", "2",
+         "--no-sandbox"],
+        cwd=home,
+        env=arena_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for _ in range(2):  # what `head -2` reads
+            assert proc.stdout.readline()
+        proc.stdout.close()
+        assert proc.wait(timeout=300) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    row = tournament_row(home)
+    assert "finished" in row and "interrupted" not in row, row
+
+
+def test_a_terminal_that_hangs_up_stops_the_tournament_cleanly(home: Path) -> None:
+    """The run's controlling terminal hangs up (its master side closes, as when a terminal window
+    or an ssh connection goes): the kernel sends SIGHUP, the run stops cleanly, and its last
+    writes fail with EIO.  Before, the failed redraw replaced the stop: exit 1.  Now exit 129 (as
+    for any SIGHUP), the tournament interrupted, no match left 'running', and resumable."""
+    bot = home / "sleepy_bot.py"
+    bot.write_text(SLEEPY_BOT)
+    master, slave = os.openpty()
+
+    def controlling_terminal() -> None:  # in the child: a session of its own on the pty
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [str(ARENA), "tournament", "run", str(bot), "random", "--games", "2", "--jobs", "2", "--no-sandbox"],
+        cwd=home,
+        env=arena_env(home),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        preexec_fn=controlling_terminal,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        shown = b""
+        deadline = time.monotonic() + 60
+        while b"current standings" not in shown and time.monotonic() < deadline:  # the live display is up
+            if select.select([master], [], [], 0.2)[0]:
+                shown += os.read(master, 65536)
+        assert b"current standings" in shown, shown[-2000:]
+        time.sleep(1.5)  # the matches are playing
+        os.close(master)  # hang up
+        master = -1
+        assert proc.wait(timeout=120) == 128 + signal.SIGHUP
+    finally:
+        if master >= 0:
+            os.close(master)
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    row = tournament_row(home)
+    assert "interrupted" in row, row
+    cells = [c.strip() for c in row.split("│")]
+    running = cells[cells.index("interrupted") + 1 : cells.index("interrupted") + 5]
+    assert running[2] == "0", row  # finished, queued, running, failed: none left running
+
+
+class _Gone(io.TextIOBase):
+    """A stream whose reader left: every write fails, as on a hung-up terminal (EIO) or a closed
+    pipe (EPIPE)."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+    def write(self, s: str) -> int:
+        raise OSError(self.code, os.strerror(self.code))
+
+    def flush(self) -> None:
+        raise OSError(self.code, os.strerror(self.code))
+
+
+@pytest.mark.parametrize("tty", [True, False], ids=["live-display", "plain-lines"])
+def test_the_display_never_raises_when_its_output_is_gone(tty: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.tournament.runner import Progress
+
+    # a live display is on a terminal (EIO when it hangs up), plain lines may go to a pipe (EPIPE)
+    monkeypatch.setattr("sys.stderr", _Gone(errno.EPIPE))
+    console = Console(file=_Gone(errno.EIO), force_terminal=tty)
+    display = TournamentDisplay("t", console=console, total=3, interval=0.0)
+    with display:
+        for done in (1, 2, 3):
+            display(Progress(1, 3, done, 0, None, None))
+    assert display.gone and display.live is None
+
+
+def test_the_status_is_the_stop_being_handled_else_the_shells() -> None:
+    class Stop(Exception):
+        signum = int(signal.SIGTERM)
+
+    try:
+        try:
+            raise Stop
+        except Stop:
+            raise OSError(errno.EIO, "Input/output error") from None
+    except OSError as exc:
+        assert status_of(exc) == 128 + signal.SIGTERM  # __context__ kept by `from None`
+    assert status_of(BrokenPipeError(errno.EPIPE, "Broken pipe")) == 1
+    assert status_of(OSError(errno.EIO, "Input/output error")) == 128 + signal.SIGHUP

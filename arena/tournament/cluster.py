@@ -48,6 +48,7 @@ from distributed import Client, Future, KilledWorker, LocalCluster, Worker, Work
 from distributed.comm.addressing import get_address_host_port
 from sqlmodel import col, select
 
+from arena import lifecycle
 from arena.live.channel import socket_path
 from arena.live.remote import EndpointWatch, LiveTarget, endpoint_path
 from arena.referee import MatchResult, RefereeConfig
@@ -658,6 +659,7 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     workers are (:mod:`arena.tournament.affinity`; ``pin`` None: by ``ARENA_PIN_WORKERS``) and
     run without Dask's profiler (:func:`quiet_worker`), a worker the nanny restarts after a crash
     too (:class:`LocalWorkerSetup`)."""
+    lifecycle.start_resource_tracker()  # before the nannies' queues and locks: a SIGHUP spares it
     cluster = LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=workers,
         threads_per_worker=1,

@@ -23,7 +23,7 @@ from sqlmodel import select
 from arena.cli.closed_output import exit_output_gone, mute, output_gone
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
-from arena.lifecycle import Stopped, StopSignals, exit_status
+from arena.lifecycle import Stopped, StopSignals, exit_status, ignore_stop_signals
 from arena.sandbox import SandboxLimits, bwrap_problem
 from arena.store.bots import DuplicateUploadError, add_bot
 from arena.store.db import Database, StoreError, arena_home
@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     except Stopped as stop:  # Ctrl-C, SIGTERM, SIGHUP: one line, the results kept (as 'arena tournament')
         message = f"error: {stopped_message(db, t.id, stop, arena_command())}"
         db.close()
+        ignore_stop_signals()  # only the exit is left: a closed terminal's second SIGHUP must not kill it
         try:
             print(message, file=sys.stderr, flush=True)
         except OSError:  # the terminal hung up (SIGHUP): the status says it

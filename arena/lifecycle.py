@@ -120,8 +120,13 @@ class StopSignals:
         _active = self._outer
         if self._hook is not None:
             sys.unraisablehook, self._hook = self._hook, None
-        for sig, old in self._previous.items():
-            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        if self.signum is None:
+            for sig, old in self._previous.items():
+                signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        # else a stop was requested and the command is on its way out (its line, its clean-up,
+        # the exit): a further signal, such as a closed terminal's second SIGHUP, still ends it at
+        # once with its line and 128 + the signal (:meth:`_handle`), where the handler restored
+        # here (SIG_DFL for SIGHUP and SIGTERM) would kill it mid-exit
         self._previous.clear()
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
@@ -197,6 +202,16 @@ def start_resource_tracker() -> None:
         resource_tracker.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def ignore_stop_signals() -> None:
+    """Ignore SIGINT, SIGTERM and SIGHUP from now on: for a process that has stopped, said so and
+    only has its exit left.  The interpreter restores their default action as it shuts down, so a
+    further signal then (a closed terminal sends SIGHUP twice: the terminal's and its shell's)
+    killed the process by the signal, its exit status lost; an ignored one stays ignored."""
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def stop_requested() -> int | None:

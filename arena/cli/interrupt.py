@@ -81,8 +81,13 @@ def _ignore_sigint() -> None:
     """Last atexit step: the interpreter is about to restore SIGINT's default action (die by the
     signal, no message); a Ctrl-C in those final moments is ignored instead.  A Ctrl-C that a
     finalizer swallowed and that is still on its way back to the main thread ends the process as
-    interrupted: the line and status 130."""
+    interrupted: the line and status 130.  SIGTERM and SIGHUP are ignored too: the interpreter
+    would restore their default action, and a second SIGHUP of a closed terminal (or a second
+    SIGTERM) in those moments killed a command that had stopped cleanly, its status lost."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_IGN)
     if _redelivery_pending:
         _exit_with_message(signal.SIGINT, None)
 

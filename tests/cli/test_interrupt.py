@@ -353,3 +353,49 @@ def _descendants(root: int) -> list[ProcessRef]:
                 out.append(ProcessRef.of(pid))
                 todo.append(pid)
     return [ref for ref in out if ref.start is not None]
+
+
+def test_a_sighup_after_the_clean_stop_line_does_not_kill_the_exit(home: Path) -> None:
+    """A closed terminal's second SIGHUP (its shell's) can come after the first one's clean stop
+    has printed its line, while the process exits: the interpreter had restored SIGHUP's default
+    action there, so the process died by the signal (status -SIGHUP, not 129).  Now the status
+    stays 129, with no traceback and nothing left running."""
+    args = ["tournament", "run", "greedy", "random", "invader", "--games", "2", "--jobs", "2", "--no-sandbox"]
+    proc = subprocess.Popen(
+        [str(ARENA), *args],
+        cwd=home,
+        env=arena_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    out, tree = "", []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out += line
+            if "matches done" in line:
+                break
+        time.sleep(1.0)
+        tree = _descendants(proc.pid)
+        os.killpg(proc.pid, signal.SIGHUP)
+        for line in proc.stdout:
+            out += line
+            if line.startswith("error: stopped by SIGHUP"):
+                break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGHUP)  # the shell's, while the process exits
+        out += proc.communicate(timeout=120)[0]
+        left = wait_dead(tree, 10.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for ref in tree:
+            ref.signal(signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGHUP, out
+    assert "Traceback" not in out, out
+    assert not left, f"processes of the run outlived it: {left}\n{out}"

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from arena.engine.chance import SEED_LIMIT
 from arena.evaluation import CONFIDENCE, elo_from_share, normal_quantile
+from arena.lifecycle import start_resource_tracker
 from arena.outpaths import output_problem
 
 from .duel import POLICY_NAMES_HELP, HelpFormatter, factory, play_group
@@ -94,6 +95,7 @@ def sweep(
     results: list[VariantResult] = []
     reference: list[float] = []
     ctx = get_context("spawn")
+    start_resource_tracker()  # a closed terminal's SIGHUP kills the sweep, not the pool's semaphores' remover
     with ctx.Pool(max(1, jobs)) as pool:
         for k, variant in enumerate(variants):
             start = time.monotonic()

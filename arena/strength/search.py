@@ -107,6 +107,8 @@ class Params:
     calibration: float = 0.0  # times the rollout-learned corrections (:mod:`.calibration`), 0 = off
 
     def __post_init__(self) -> None:
+        if not isinstance(self.setup, tuple) or len(self.setup) != 6:
+            raise ValueError(f"setup has one preference per value 0 to 5 (6), got {self.setup!r}")
         if not isinstance(self.setup_class, tuple) or len(self.setup_class) not in (0, N_COLOURS * 3):
             raise ValueError(
                 f"setup_class has one preference per colour and value ({N_COLOURS * 3}, index "

@@ -97,3 +97,10 @@ def test_a_preference_per_colour_and_value_replaces_the_one_by_value() -> None:
 def test_a_preference_table_of_the_wrong_size_is_refused() -> None:
     with pytest.raises(ValueError, match="one preference per colour and value"):
         Params(setup_class=(1.0, 2.0))
+
+
+def test_a_preference_by_value_of_the_wrong_size_is_refused() -> None:
+    """``setup=1,2`` (or one number) failed at the first placement with an IndexError traceback."""
+    for bad in ((1.0, 2.0), 5.0):
+        with pytest.raises(ValueError, match="one preference per value"):
+            Params(setup=bad)  # type: ignore[arg-type]

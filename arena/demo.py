@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     console = make_console()
+    # a closed stdout (`./dev demo | head -1`, `| true`): rich would raise SystemExit(1) at the
+    # first print, the banner before the tournament (nothing played, the tournament left
+    # 'created'); the text is lost instead, the run and its exported replays are not
+    console.on_broken_pipe = lambda: setattr(console, "quiet", True)  # type: ignore[method-assign]
     try:
         db = Database()
     except StoreError as exc:
@@ -159,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
             print(message, file=sys.stderr, flush=True)
         except OSError:  # the terminal hung up (SIGHUP): the status says it
             mute()
+        if console.quiet:  # stdout went away earlier: its unwritten text must not fail the exit
+            mute()
         return exit_status(stop.signum)
     rows = leaderboard(db, tournament_id=t.id, system="pl")
     store_ratings(db, rows, "pl", f"tournament:{t.id}")
@@ -172,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     replays = f"Replays ({n}): {folder.resolve()}/  (check one: {arena_command()} engine verify <file>)"
     console.print(replays, soft_wrap=True)
     db.close()
+    if console.quiet:  # stdout went away: as Python and rich end on a closed pipe
+        mute()
+        return 1
     return 0
 
 

@@ -33,14 +33,20 @@ class StatusLine:
         """Show ``text`` as the current status."""
         if self.quiet:
             return
-        if self.tty:
-            sys.stderr.write("\r\x1b[2K" + text)
-            sys.stderr.flush()
-        else:
-            sys.stderr.write(text + "\n")
+        try:
+            if self.tty:
+                sys.stderr.write("\r\x1b[2K" + text)
+                sys.stderr.flush()
+            else:
+                sys.stderr.write(text + "\n")
+        except OSError:  # a closed pipe or a hung-up terminal: the progress is lost, not the run
+            self.quiet = True
 
     def close(self) -> None:
         """Clear the line on a terminal (plain lines stay)."""
         if self.tty and not self.quiet:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
+            try:
+                sys.stderr.write("\r\x1b[2K")
+                sys.stderr.flush()
+            except OSError:
+                self.quiet = True

@@ -99,11 +99,21 @@ def run(
         new=new,
     )
 
+    gone = False  # stderr failed once (a closed pipe, a hung-up terminal): the run goes on, quietly
+
+    def say(text: str) -> None:
+        nonlocal gone
+        if gone:
+            return
+        try:
+            typer.echo(text, err=True)
+        except OSError:
+            gone = True
+
     def idle() -> None:
-        typer.echo(
+        say(
             "ladder: waiting for a table: fewer than 2 active bots ('arena bots add NAME FILE', or "
-            "uploads on 'arena serve', add more; Ctrl-C stops)",
-            err=True,
+            "uploads on 'arena serve', add more; Ctrl-C stops)"
         )
 
     def progress(p: Progress) -> None:
@@ -111,7 +121,7 @@ def run(
             names = ", ".join(
                 f"{s.name}:{o.placing}" for s, o in zip(p.task.seats, p.last.seats, strict=True)
             )
-            typer.echo(f"ladder match {p.task.match_id}: {names}", err=True)
+            say(f"ladder match {p.task.match_id}: {names}")
 
     with database() as db:
         found = None if new else find_ladder(db)

@@ -67,6 +67,10 @@ class TournamentDisplay:
         self.task = self.bar.add_task(self.title, total=self.total, completed=self.done)
         self.live: Live | None = None
         self.gone = False  # the output failed once: nothing more is drawn
+        # rich's own reaction to a closed pipe (a terminal console on a pipe: FORCE_COLOR,
+        # TTY_COMPATIBLE) is SystemExit(1) and /dev/null over stdout, which no `except OSError`
+        # sees: the run would end there (before its first match when the reader left early)
+        self.console.on_broken_pipe = self._broken_pipe  # type: ignore[method-assign]
 
     def __enter__(self) -> TournamentDisplay:
         try:
@@ -90,6 +94,12 @@ class TournamentDisplay:
                 live.__exit__(exc_type, exc, tb)
             except OSError:  # never in place of the run's own outcome
                 self._lost(live)
+
+    def _broken_pipe(self) -> None:
+        """The console's write hit a closed pipe (the main thread's or the live refresh thread's):
+        that console draws nothing more; the run goes on."""
+        self.console.quiet = True
+        self.gone = True
 
     def _lost(self, live: Live | None = None) -> None:
         """The output is gone: stop drawing (the live display's refresh thread too), quietly."""

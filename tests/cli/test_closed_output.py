@@ -152,3 +152,34 @@ def test_the_status_is_the_stop_being_handled_else_the_shells() -> None:
         assert status_of(exc) == 128 + signal.SIGTERM  # __context__ kept by `from None`
     assert status_of(BrokenPipeError(errno.EPIPE, "Broken pipe")) == 1
     assert status_of(OSError(errno.EIO, "Input/output error")) == 128 + signal.SIGHUP
+
+
+def test_a_terminal_console_on_a_closed_pipe_does_not_end_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A console that counts as a terminal on a pipe (FORCE_COLOR=1, TTY_COMPATIBLE=1): rich turns
+    the BrokenPipeError into SystemExit(1) (and /dev/null over stdout), which ended the run before
+    its first match (`FORCE_COLOR=1 arena tournament run ... 2>&1 | head -1`: left 'created')."""
+    from arena.lifecycle import Stopped
+    from arena.tournament.runner import Progress
+
+    dup2: list[tuple[int, int]] = []
+    monkeypatch.setattr("os.dup2", lambda a, b: dup2.append((a, b)))
+    console = Console(file=_Gone(errno.EPIPE), force_terminal=True)
+    display = TournamentDisplay("t", console=console, total=3, interval=0.0)
+    with pytest.raises(Stopped):  # the run's own outcome, not SystemExit(1)
+        with display:
+            display(Progress(1, 3, 1, 0, None, None))
+            raise Stopped(signal.SIGTERM)
+    assert display.gone and not dup2
+
+
+def test_a_status_line_on_a_closed_pipe_goes_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`arena evaluate --json > report.json 2> >(head -2)`: the progress line's EPIPE ended the
+    evaluation (report.json empty); `arena train` likewise lost its weights."""
+    from arena.termui import StatusLine
+
+    monkeypatch.setattr("sys.stderr", _Gone(errno.EPIPE))
+    line = StatusLine()
+    line.write("games 1")
+    line.write("games 2")
+    line.close()
+    assert line.quiet

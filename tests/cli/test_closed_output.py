@@ -165,10 +165,9 @@ def test_a_terminal_console_on_a_closed_pipe_does_not_end_the_run(monkeypatch: p
     monkeypatch.setattr("os.dup2", lambda a, b: dup2.append((a, b)))
     console = Console(file=_Gone(errno.EPIPE), force_terminal=True)
     display = TournamentDisplay("t", console=console, total=3, interval=0.0)
-    with pytest.raises(Stopped):  # the run's own outcome, not SystemExit(1)
-        with display:
-            display(Progress(1, 3, 1, 0, None, None))
-            raise Stopped(signal.SIGTERM)
+    with pytest.raises(Stopped), display:  # the run's own outcome, not SystemExit(1)
+        display(Progress(1, 3, 1, 0, None, None))
+        raise Stopped(signal.SIGTERM)
     assert display.gone and not dup2
 
 

@@ -303,13 +303,7 @@ def test_a_closed_terminals_sighup_leaves_no_semaphores_and_no_processes(home: P
         out += proc.communicate(timeout=120)[0]  # the tracker holds the pipe until it ends
         left = wait_dead(tree, 10.0)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for ref in tree:
-            ref.signal(signal.SIGKILL)
+        _kill_all(proc, tree)
     assert ours and not ours & before, (ours, out)  # the pool's, created by this run
     assert any(b"resource_tracker" in cmd for cmd in commands), commands
     deadline = time.monotonic() + 5.0
@@ -327,6 +321,17 @@ def test_a_closed_terminals_sighup_leaves_no_semaphores_and_no_processes(home: P
     else:
         again = "arena: stopped by SIGHUP again: stopped at once; 'arena tournament resume 1'"
         assert out.count(again) == 1, out
+
+
+def _kill_all(proc: subprocess.Popen[str], tree: list[ProcessRef]) -> None:
+    """A test's clean-up: the run's group, the run and every process it had, killed for sure."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for ref in tree:
+        ref.signal(signal.SIGKILL)
 
 
 def _command(pid: int) -> bytes:
@@ -389,13 +394,7 @@ def test_a_sighup_after_the_clean_stop_line_does_not_kill_the_exit(home: Path) -
         out += proc.communicate(timeout=120)[0]
         left = wait_dead(tree, 10.0)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for ref in tree:
-            ref.signal(signal.SIGKILL)
+        _kill_all(proc, tree)
     assert proc.returncode == 128 + signal.SIGHUP, out
     assert "Traceback" not in out, out
     assert not left, f"processes of the run outlived it: {left}\n{out}"

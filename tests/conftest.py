@@ -73,6 +73,10 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["arena_session_home"] = _SESSION_HOME[0]
 
 
+def _hang_up_ignored(signum: int, frame: object) -> None:
+    """This process's SIGHUP under ``nohup`` (see :func:`pytest_configure`): nothing."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """No test writes into the checkout: a test that does not choose its own ARENA_HOME (most
     fixtures set one per test) gets a private data directory for the session instead of
@@ -82,12 +86,17 @@ def pytest_configure(config: pytest.Config) -> None:
     control starts a background command (``./dev test &``, ``nohup``) with SIGINT ignored, every
     child would inherit that, and the tests that send SIGINT to a command would see it ignored.
     A Python handler is not inherited across exec (the child gets the default), so installing
-    Python's own handler here gives every child the normal Ctrl-C.
+    Python's own handler here gives every child the normal Ctrl-C.  Likewise for SIGHUP under
+    ``nohup``: the commands keep an inherited ignored SIGHUP (as they should), so the tests of a
+    closed terminal would see nothing happen; a no-op Python handler keeps this process immune,
+    as ``nohup`` asked, and gives every child the default.
 
     Under pytest-xdist every worker restores the user's COLUMNS and LINES and makes its own data
     directory (:func:`pytest_configure_node`)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, _hang_up_ignored)
     worker = getattr(config, "workerinput", None)  # a pytest-xdist worker
     if worker is not None:
         for key, value in worker.get("arena_terminal", {}).items():

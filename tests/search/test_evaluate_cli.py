@@ -86,7 +86,8 @@ def test_evaluate_replaces_a_crashing_bot(sandbox: list[str]) -> None:
     assert proc.returncode == 3, proc.stderr  # played, with forfeits: as 'arena match' says it
     data = json.loads(proc.stdout)
     assert data["games"] == 6
-    assert data["forfeits"] == {"candidate": 0, "baseline": 6}
+    # the whole report when the candidate forfeited too (once in a CI run under load: its reason)
+    assert data["forfeits"] == {"candidate": 0, "baseline": 6}, json.dumps(data, indent=1)
     # every match but the first of each set of kept processes (two tables x two seatings: at most
     # four sets) restarts it
     assert data["bot_restarts"] >= 2

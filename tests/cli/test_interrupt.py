@@ -275,24 +275,10 @@ def test_a_closed_terminals_sighup_leaves_no_semaphores_and_no_processes(home: P
     files, compared with /dev/shm before the run) are gone.  Other programs' semaphores, which
     may come and go meanwhile, are not looked at."""
     before = set(_semaphores())
-    args = ["tournament", "run", "greedy", "random", "invader", "--games", "2", "--jobs", "2", "--no-sandbox"]
-    proc = subprocess.Popen(
-        [str(ARENA), *args],
-        cwd=home,
-        env=arena_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # a group of its own, as a terminal's foreground job
-    )
+    proc = _start_tournament(home)
     out, ours, tree, commands = "", set(), [], []
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            out += line
-            if "matches done" in line:
-                break
-        time.sleep(1.0)  # the workers are playing
+        out = _until_playing(proc)
         ours = _semaphores_of(proc.pid)
         tree = _descendants(proc.pid)
         commands = [_command(ref.pid) for ref in tree]
@@ -321,6 +307,34 @@ def test_a_closed_terminals_sighup_leaves_no_semaphores_and_no_processes(home: P
     else:
         again = "arena: stopped by SIGHUP again: stopped at once; 'arena tournament resume 1'"
         assert out.count(again) == 1, out
+
+
+def _start_tournament(home: Path) -> subprocess.Popen[str]:
+    """A real two-job tournament in a process group of its own, as a terminal's foreground job,
+    its output (both streams) on a pipe."""
+    args = ["tournament", "run", "greedy", "random", "invader", "--games", "2", "--jobs", "2", "--no-sandbox"]
+    return subprocess.Popen(
+        [str(ARENA), *args],
+        cwd=home,
+        env=arena_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _until_playing(proc: subprocess.Popen[str]) -> str:
+    """Read the run's output until its first progress line, then give the workers a second to
+    be playing: what was read."""
+    out = ""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        out += line
+        if "matches done" in line:
+            break
+    time.sleep(1.0)
+    return out
 
 
 def _kill_all(proc: subprocess.Popen[str], tree: list[ProcessRef]) -> None:
@@ -365,24 +379,10 @@ def test_a_sighup_after_the_clean_stop_line_does_not_kill_the_exit(home: Path) -
     has printed its line, while the process exits: the interpreter had restored SIGHUP's default
     action there, so the process died by the signal (status -SIGHUP, not 129).  Now the status
     stays 129, with no traceback and nothing left running."""
-    args = ["tournament", "run", "greedy", "random", "invader", "--games", "2", "--jobs", "2", "--no-sandbox"]
-    proc = subprocess.Popen(
-        [str(ARENA), *args],
-        cwd=home,
-        env=arena_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    proc = _start_tournament(home)
     out, tree = "", []
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            out += line
-            if "matches done" in line:
-                break
-        time.sleep(1.0)
+        out = _until_playing(proc)
         tree = _descendants(proc.pid)
         os.killpg(proc.pid, signal.SIGHUP)
         for line in proc.stdout:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sqlmodel import select
 
-from arena.cli.closed_output import exit_output_gone, mute, output_gone
+from arena.cli.closed_output import exit_output_gone, mute, output_gone, say_last
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status, ignore_stop_signals
@@ -29,7 +29,7 @@ from arena.store.bots import DuplicateUploadError, add_bot
 from arena.store.db import Database, StoreError, arena_home
 from arena.store.models import Match, MatchStatus
 from arena.store.tournaments import load_replay, status_counts
-from arena.termui import make_console
+from arena.termui import keep_going_on_closed_pipe, make_console
 from arena.tournament.display import TournamentDisplay, stopped_message
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import create
@@ -115,10 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     console = make_console()
-    # a closed stdout (`./dev demo | head -1`, `| true`): rich would raise SystemExit(1) at the
-    # first print, the banner before the tournament (nothing played, the tournament left
-    # 'created'); the text is lost instead, the run and its exported replays are not
-    console.on_broken_pipe = lambda: setattr(console, "quiet", True)  # type: ignore[method-assign]
+    # a closed stdout (`./dev demo | head -1`, `| true`) loses the text, not the run
+    keep_going_on_closed_pipe(console)
     try:
         db = Database()
     except StoreError as exc:
@@ -159,10 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         message = f"error: {stopped_message(db, t.id, stop, arena_command())}"
         db.close()
         ignore_stop_signals()  # only the exit is left: a closed terminal's second SIGHUP must not kill it
-        try:
-            print(message, file=sys.stderr, flush=True)
-        except OSError:  # the terminal hung up (SIGHUP): the status says it
-            mute()
+        say_last(message)
         if console.quiet:  # stdout went away earlier: its unwritten text must not fail the exit
             mute()
         return exit_status(stop.signum)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 from rich.console import Console
 
@@ -19,6 +20,20 @@ def make_console(*, stderr: bool = False) -> Console:
     if not console.is_terminal and small_int(os.environ.get("COLUMNS", "")) is None:
         console = Console(stderr=stderr, width=PIPE_WIDTH)
     return console
+
+
+def keep_going_on_closed_pipe(console: Console, then: Callable[[], None] | None = None) -> None:
+    """Make ``console`` go quiet when its pipe's reader leaves (then call ``then``), instead of
+    rich's own reaction, ``SystemExit(1)`` with /dev/null put over stdout: that passes every
+    ``except OSError`` and ended a run at its first line (the demo's banner, a tournament's live
+    display on a pipe taken for a terminal: ``FORCE_COLOR``, ``TTY_COMPATIBLE``)."""
+
+    def quiet() -> None:
+        console.quiet = True
+        if then is not None:
+            then()
+
+    console.on_broken_pipe = quiet  # type: ignore[method-assign]
 
 
 class StatusLine:

@@ -32,6 +32,15 @@ def mute() -> None:
         os.close(null)
 
 
+def say_last(message: str) -> None:
+    """Print a command's last line on stderr; when stderr is gone (a hung-up terminal: the exit
+    status says what happened) it is dropped and the output muted (:func:`mute`)."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:
+        mute()
+
+
 def status_of(exc: BaseException) -> int:
     """The exit status for a command whose output went away while ``exc`` was raised: that of the
     stop being handled when the write failed (a signal's 128 + number: the run stopped cleanly,

@@ -9,11 +9,10 @@ handling (one line, exit 130; see :mod:`arena.cli.interrupt`).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .closed_output import exit_output_gone, mute, output_gone
+from .closed_output import exit_output_gone, output_gone, say_last
 from .interrupt import (
     Interrupted,
     Terminated,
@@ -137,10 +136,7 @@ def main() -> None:
         if from_interrupt(exc):
             exit_interrupted()
         if isinstance(exc, Terminated):  # SIGTERM/SIGHUP: the command's clean-up has run
-            try:
-                print(exc.message, file=sys.stderr, flush=True)
-            except OSError:  # a hung-up terminal: the status says it
-                mute()
+            say_last(exc.message)
         raise
     except BaseException as exc:
         if during_interrupt(exc):  # e.g. a second Ctrl-C broke the clean-up of the first

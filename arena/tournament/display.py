@@ -21,7 +21,7 @@ from rich.table import Table
 
 from arena.endings import is_forfeit, win_share
 from arena.store.tournaments import status_counts
-from arena.termui import make_console
+from arena.termui import keep_going_on_closed_pipe, make_console
 
 from .runner import Progress as RunProgress
 
@@ -67,10 +67,7 @@ class TournamentDisplay:
         self.task = self.bar.add_task(self.title, total=self.total, completed=self.done)
         self.live: Live | None = None
         self.gone = False  # the output failed once: nothing more is drawn
-        # rich's own reaction to a closed pipe (a terminal console on a pipe: FORCE_COLOR,
-        # TTY_COMPATIBLE) is SystemExit(1) and /dev/null over stdout, which no `except OSError`
-        # sees: the run would end there (before its first match when the reader left early)
-        self.console.on_broken_pipe = self._broken_pipe  # type: ignore[method-assign]
+        keep_going_on_closed_pipe(self.console, then=self._broken_pipe)
 
     def __enter__(self) -> TournamentDisplay:
         try:
@@ -96,9 +93,8 @@ class TournamentDisplay:
                 self._lost(live)
 
     def _broken_pipe(self) -> None:
-        """The console's write hit a closed pipe (the main thread's or the live refresh thread's):
-        that console draws nothing more; the run goes on."""
-        self.console.quiet = True
+        """The console's write hit a closed pipe (the main thread's or the live refresh thread's,
+        the console now quiet): nothing more is drawn; the run goes on."""
         self.gone = True
 
     def _lost(self, live: Live | None = None) -> None:

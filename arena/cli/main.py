@@ -127,8 +127,8 @@ def __getattr__(name: str) -> typer.Typer:
 def main() -> None:
     """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130; a
     command whose output went away ends quietly (:mod:`arena.cli.closed_output`)."""
-    install()
     try:
+        install()  # inside the guard: a Ctrl-C while it imports logging is the interrupt too
         build_app()(prog_name="arena")
     except (KeyboardInterrupt, Interrupted):
         exit_interrupted()

@@ -57,6 +57,21 @@ def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
     assert_one_line(run)
 
 
+def test_ctrl_c_while_the_handling_is_being_installed_prints_one_line(tmp_path: Path) -> None:
+    """The "importing" case above, made certain: a Ctrl-C that lands while :func:`install` itself
+    imports ``logging`` (seen once in a loaded CI run, a ``KeyboardInterrupt`` traceback) is the
+    interrupt too: one line, 130."""
+    import sys
+
+    script = (
+        "import arena.cli.main as m\ndef cut():\n    raise KeyboardInterrupt\nm.install = cut\nm.main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert_one_line(Run(done.returncode, done.stdout, done.stderr))
+
+
 def test_a_second_ctrl_c_during_clean_up_stays_quiet(home: Path, long_match: list[str]) -> None:
     assert_one_line(interrupt_arena(long_match, home, [2.5, 2.52, 2.6]))
 

@@ -11,6 +11,7 @@ of a hundred games takes about a minute on one core.  Summaries use :mod:`arena.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -81,7 +82,7 @@ def params_from_text(text: str) -> Params:
         top: dict[str, object] = {}
         low: dict[str, object] = {}
         for k, v in fields.items():
-            value: object = tuple(float(x) for x in v.split(",")) if "," in v else float(v)
+            value: object = tuple(_finite(x) for x in v.split(",")) if "," in v else _finite(v)
             if k == "max_spend":
                 value = int(v)
             if k == "final_round_result":
@@ -90,6 +91,15 @@ def params_from_text(text: str) -> Params:
     except ValueError as exc:
         raise ValueError(f"bad search parameters {text!r}: {exc}") from None
     return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
+
+
+def _finite(text: str) -> float:
+    """A parameter's number; nan and infinities are refused (they would silently turn every
+    worth they touch into nan, and the search would then choose by the order of the actions)."""
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(f"{text.strip()!r} is not a finite number")
+    return x
 
 
 def play_group(candidate: PolicyFactory, baseline: PolicyFactory, players: int, seed: int) -> GroupOutcome:

@@ -20,7 +20,13 @@ from pathlib import Path
 
 from sqlmodel import select
 
-from arena.cli.closed_output import exit_output_gone, mute, output_gone, say_last
+from arena.cli.closed_output import (
+    exit_output_gone,
+    mute,
+    open_standard_streams,
+    output_gone,
+    say_last,
+)
 from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status, ignore_stop_signals
@@ -197,6 +203,7 @@ def run() -> int:
     """``main`` with a Ctrl-C outside the tournament (while registering the bots, before the
     first match) ending in one line and status 130, and a closed output (a pipe's reader left, a
     hung-up terminal) ending quietly, like every ``arena`` command."""
+    open_standard_streams()
     try:
         return main()
     except KeyboardInterrupt:

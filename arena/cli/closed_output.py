@@ -21,6 +21,30 @@ def output_gone(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in GONE
 
 
+def open_standard_streams() -> None:
+    """Give a command started with stdin, stdout or stderr closed (``arena ... 2>&-``, a daemon
+    manager) /dev/null in their place, as a well-behaved Unix tool does.
+
+    Without it the first write to the closed stream failed (EBADF): ``arena evaluate ... 2>&-``
+    ended before its first game.  And the next file the command opened (the database, a replay)
+    could take the free descriptor 2, into which everything written below Python (gRPC's C core
+    logs on descriptor 2) would then go."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:  # Python found the descriptor closed at start
+            with contextlib.suppress(OSError):
+                stream = open(fd, mode, closefd=False, errors="backslashreplace")  # noqa: SIM115
+                setattr(sys, name, stream)
+
+
 def mute() -> None:
     """Point stdout and stderr at /dev/null, so that nothing written later (an ``atexit`` hook,
     the interpreter's last flush) fails again and changes the exit status."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .closed_output import exit_output_gone, output_gone, say_last
+from .closed_output import exit_output_gone, open_standard_streams, output_gone, say_last
 from .interrupt import (
     Interrupted,
     Terminated,
@@ -127,6 +127,7 @@ def __getattr__(name: str) -> typer.Typer:
 def main() -> None:
     """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130; a
     command whose output went away ends quietly (:mod:`arena.cli.closed_output`)."""
+    open_standard_streams()
     try:
         install()  # inside the guard: a Ctrl-C while it imports logging is the interrupt too
         build_app()(prog_name="arena")

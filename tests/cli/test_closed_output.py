@@ -9,11 +9,13 @@ import contextlib
 import errno
 import fcntl
 import io
+import json
 import os
 import re
 import select
 import signal
 import subprocess
+import sys
 import termios
 import time
 from pathlib import Path
@@ -182,3 +184,49 @@ def test_a_status_line_on_a_closed_pipe_goes_quiet(monkeypatch: pytest.MonkeyPat
     line.write("games 2")
     line.close()
     assert line.quiet
+
+
+def _closed(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
+def test_a_command_started_with_stderr_closed_plays_its_games(home: Path) -> None:
+    """``arena evaluate ... 2>&-``: its first line on stderr failed with EBADF and the run ended,
+    status 1, before its first game.  Now /dev/null stands in for the closed stream: every game
+    is played and the report comes out on stdout."""
+    args = [ARENA, "evaluate", "random", "--vs", "greedy-naive", "--games", "4", "--no-sandbox"]
+    done = subprocess.run(
+        [*args, "--json", "--seed", "7"],
+        env=arena_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: _closed(2),
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout
+    report = json.loads(done.stdout)
+    assert report["games"] == 4 and report["forfeits"] == {"candidate": 0, "baseline": 0}, report
+
+
+def test_a_file_opened_after_a_closed_start_never_takes_a_standard_descriptor(tmp_path: Path) -> None:
+    """With 0, 1 and 2 closed at start, the next file opened would take descriptor 0 and then
+    whatever is written below Python to 1 or 2 would land in it."""
+    script = (
+        "import os, sys\n"
+        "from arena.cli.closed_output import open_standard_streams\n"
+        "open_standard_streams()\n"
+        "f = open(sys.argv[1], 'w')\n"
+        "print('written to stdout', file=sys.stdout)\n"
+        "f.write(str(f.fileno()))\n"
+        "f.close()\n"
+    )
+    out = tmp_path / "fd.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out)],
+        preexec_fn=lambda: _closed(0, 1, 2),
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert int(out.read_text()) > 2

@@ -321,17 +321,25 @@ def process_start(pid: int) -> int | None:
         return None
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace: the inode number of ``/proc/self/ns/pid`` ("4026531836"),
+    or "" when it cannot be read.  A pid names a process only within its namespace: whatever
+    judges another process dead by its pid (a sweep of what dead processes left behind) must
+    first check that the pid was recorded in its own namespace."""
+    try:
+        return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+    except OSError:
+        return ""
+
+
 def process_host() -> str:
     """Where this process's pids mean something: the host name, and the pid namespace when it
     can be read (``vm [pid namespace 4026531836]``).  Two processes see each other's pids only
     when this is the same for both: containers that share a host name (and a data folder) but
     not their pids are told apart, so one never judges another's process gone."""
     host = socket.gethostname()
-    try:
-        space = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
-    except OSError:
-        return host
-    return f"{host} [pid namespace {space.removeprefix('pid:[').removesuffix(']')}]"
+    space = pid_namespace()
+    return f"{host} [pid namespace {space}]" if space else host
 
 
 @dataclass(frozen=True)

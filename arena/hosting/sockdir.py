@@ -1,11 +1,16 @@
 """The private folder a match host keeps its referee's Unix socket in, and the sweep of folders
 that hosts killed without a chance to clean up (SIGKILL, OOM) left behind.
 
-A folder is ``<tmp>/arena-host-<pid>-<random>``: ``<pid>`` is the process that made it.  A host
-removes its own folder when it closes (:meth:`arena.hosting.host.MatchHost.close`); a host that
-starts removes every folder of this shape that belongs to this user and whose process no longer
-exists, so folders of killed workers do not pile up in ``/tmp``.  A folder whose process is alive
-(or whose pid was reused by a live process) is never touched.
+A folder is ``<tmp>/arena-host-<pid>-n<namespace>-<random>``: ``<pid>`` is the process that made
+it, ``<namespace>`` its pid namespace (:func:`arena.lifecycle.pid_namespace`).  A host removes its
+own folder when it closes (:meth:`arena.hosting.host.MatchHost.close`); a host that starts
+removes every folder of this shape that belongs to this user, was made in its own pid namespace
+and whose process no longer exists, so folders of killed workers do not pile up in ``/tmp``.  A
+folder whose process is alive (or whose pid was reused by a live process) is never touched, nor
+one made in another pid namespace: a container that shares ``/tmp`` but not the pids (``unshare
+--pid``) saw another arena's live workers as dead and removed the folder of the socket their bots
+were about to dial (both bots of the next match "crashed before connecting").  Folders of older
+versions, ``arena-host-<pid>-<random>``, are judged by their pid alone, as they were.
 """
 
 from __future__ import annotations
@@ -15,22 +20,30 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from arena.lifecycle import pid_namespace
+
 PREFIX = "arena-host-"
 
 
 def make_sock_dir(tmp: str | None = None) -> Path:
     """A new private folder (mode 0700) for this process's referee socket."""
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=tmp))
+    space = pid_namespace()
+    tag = f"{os.getpid()}-n{space}-" if space else f"{os.getpid()}-"
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{tag}", dir=tmp))
 
 
-def _pid_of(name: str) -> int | None:
-    """The pid in a folder name ``arena-host-<pid>-<random>``, or None for any other name."""
+def _maker(name: str) -> tuple[int, str] | None:
+    """The (pid, pid namespace) of the process that made the folder ``name``
+    (``arena-host-<pid>-n<namespace>-<random>``; "" for the namespace in names without one),
+    or None for any other name.  (mkdtemp's random part has no dash, so an old name's random
+    part starting with "n" is not taken for a namespace.)"""
     if not name.startswith(PREFIX):
         return None
-    pid, sep, _ = name[len(PREFIX) :].partition("-")
-    if not sep or not pid.isdigit():
+    parts = name[len(PREFIX) :].split("-")
+    if len(parts) < 2 or not parts[0].isdigit():
         return None
-    return int(pid)
+    space = parts[1][1:] if len(parts) >= 3 and parts[1].startswith("n") else ""
+    return int(parts[0]), space
 
 
 def _alive(pid: int) -> bool:
@@ -45,8 +58,9 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_stale(tmp: str | None = None) -> list[Path]:
-    """Remove this user's ``arena-host-<pid>-*`` folders whose process is gone; return them.
-    Never raises: a folder that cannot be read or removed is left as it is."""
+    """Remove this user's ``arena-host-*`` folders made in this pid namespace (or by an older
+    version, without one) whose process is gone; return them.  Never raises: a folder that cannot
+    be read or removed is left as it is."""
     root = Path(tmp if tmp is not None else tempfile.gettempdir())
     removed: list[Path] = []
     try:
@@ -54,10 +68,12 @@ def sweep_stale(tmp: str | None = None) -> list[Path]:
     except OSError:
         return removed
     uid = os.getuid()
+    here = pid_namespace()
     for entry in entries:
-        pid = _pid_of(entry.name)
-        if pid is None or pid == os.getpid():
+        maker = _maker(entry.name)
+        if maker is None or maker[1] not in ("", here) or maker[0] == os.getpid():
             continue
+        pid = maker[0]
         try:
             if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != uid:
                 continue

@@ -17,6 +17,8 @@ import time
 import uuid
 from pathlib import Path
 
+from arena.lifecycle import pid_namespace
+
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-bot-"  # then the maker's pid, "-n" and its pid namespace, a dash, a random id
 
@@ -33,15 +35,6 @@ def _own_paths() -> dict[str, str]:
         for c in controllers.split(",") if controllers else [""]:
             out[c] = path
     return out
-
-
-def _pid_namespace() -> str:
-    """This process's pid namespace (the inode number of ``/proc/self/ns/pid``), or "" when it
-    cannot be read."""
-    try:
-        return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
-    except OSError:
-        return ""
 
 
 def _maker(name: str) -> tuple[int, str] | None:
@@ -62,7 +55,7 @@ def _sweep(parent: Path) -> None:
     cgroups are never touched, nor those made in another pid namespace (a container sharing the
     cgroup tree): their makers' pids mean nothing here, so they cannot be judged from here (names
     of older versions, without a namespace, are judged by their pid alone, as they were)."""
-    here = _pid_namespace()
+    here = pid_namespace()
     with contextlib.suppress(OSError):
         for d in parent.glob(f"{PREFIX}*-*"):
             maker = _maker(d.name)
@@ -102,7 +95,7 @@ class BotCgroup:
         """Create the cgroups with the limits (None: no such limit, e.g. for an unsandboxed bot,
         whose cgroup serves to find and kill its whole tree), or None when that is not possible
         here."""
-        name = f"{PREFIX}{os.getpid()}-n{_pid_namespace()}-{uuid.uuid4().hex[:12]}"
+        name = f"{PREFIX}{os.getpid()}-n{pid_namespace()}-{uuid.uuid4().hex[:12]}"
         own = _own_paths()
         # "cpu" only groups: every bot its own group of equal weight, so the scheduler shares the
         # CPU between bots, not between their processes (a bot of 40 spinning processes, each its

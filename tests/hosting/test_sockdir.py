@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from arena.hosting import MatchHost
 from arena.hosting.sockdir import PREFIX, make_sock_dir, sweep_stale
+from arena.lifecycle import pid_namespace
 
 
 def dead_pid() -> int:
@@ -69,3 +73,39 @@ def test_a_new_host_removes_the_folder_of_a_host_killed_with_sigkill() -> None:
 
     own = asyncio.run(scenario())
     assert not own.exists()
+
+
+def test_folders_of_another_pid_namespace_are_left_alone(tmp_path: Path) -> None:
+    """A folder whose maker's pid is dead *here* but that was made in another pid namespace (a
+    container sharing /tmp) cannot be judged from here; a folder of this namespace or of an older
+    version (no namespace in its name) with a dead pid is swept."""
+    here, dead = pid_namespace(), dead_pid()
+    other_space = tmp_path / f"{PREFIX}{dead}-n1-abc"
+    this_space = tmp_path / f"{PREFIX}{dead}-n{here}-abc"
+    older = tmp_path / f"{PREFIX}{dead}-nabc"  # an old name whose random part starts with "n"
+    for folder in (other_space, this_space, older):
+        folder.mkdir()
+    assert sorted(sweep_stale(str(tmp_path))) == sorted([this_space, older])
+    assert other_space.exists()
+    assert make_sock_dir(str(tmp_path)).name.startswith(f"{PREFIX}{os.getpid()}-n{here}-")
+
+
+def test_a_host_in_another_pid_namespace_spares_a_live_hosts_folder() -> None:
+    """Seen in a CI run: a test ran ``arena match`` under ``unshare --pid`` while a server's
+    validation match was played; that host's sweep saw the live worker's pid as dead (no such pid
+    in its namespace), removed its socket folder, and both bots of the worker's next match
+    "crashed before connecting" (bwrap: can't find source path).  Real namespaces, real /tmp."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs util-linux's unshare")
+    mine = make_sock_dir()  # this process's, in the shared /tmp: alive here
+    try:
+        code = "from arena.hosting.sockdir import sweep_stale; print(sweep_stale())"
+        swept = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", code],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert swept.returncode == 0, swept.stderr
+        assert mine.is_dir(), swept.stdout
+        assert str(mine) not in swept.stdout
+    finally:
+        shutil.rmtree(mine, ignore_errors=True)

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.sandbox.cgroups import PREFIX, BotCgroup, _maker, _pid_namespace, _sweep
+from arena.lifecycle import pid_namespace as _pid_namespace
+from arena.sandbox.cgroups import PREFIX, BotCgroup, _maker, _sweep
 
 
 def _dead_pid() -> int:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,9 @@ from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
 
 from .seats import LocalSeat
-from .sockdir import make_sock_dir, sweep_stale
+from .sockdir import SOCKET_NAME, make_sock_dir, sweep_stale
+
+log = logging.getLogger(__name__)
 
 STOP_GRACE = 0.5
 """Seconds a bot gets to exit by itself when the host stops it (then SIGTERM, then SIGKILL)."""
@@ -123,7 +126,7 @@ class MatchHost:
             require_bwrap()
         sweep_stale()  # folders of hosts that were killed (SIGKILL) before they could clean up
         self.sock_dir = make_sock_dir()
-        unix = f"unix:{self.sock_dir / 'referee.sock'}"
+        unix = f"unix:{self.sock_dir / SOCKET_NAME}"
         if listen is None:
             self.address = await self.server.start(unix)
         else:
@@ -147,6 +150,8 @@ class MatchHost:
         limits = self.sandbox if sandbox is HOST_DEFAULT else sandbox
         if limits is not None and any(isinstance(s, LocalSeat) for s in seats):
             require_bwrap()
+        if any(isinstance(s, LocalSeat) for s in seats):
+            await self._keep_socket()
         relay = _ExitRelay()
         procs: list[BotProcess | None] = [None] * len(seats)
         sessions: list[BotSession] = []
@@ -235,6 +240,24 @@ class MatchHost:
             if forfeited is not None:
                 await self._drop(forfeited)
         return result
+
+    async def _keep_socket(self) -> None:
+        """Before bots are launched: if the referee's socket was removed from outside this
+        process (a cleaner of old files in /tmp, an older arena's sweep), serve on a new one in a
+        new folder, so the bots this match launches can connect.  Without it every later bot
+        "crashed before connecting" and was blamed for the arena's loss.  Kept-running bots are
+        connected already and keep their streams (the old listener keeps serving)."""
+        if self.sock_dir is None or (self.sock_dir / SOCKET_NAME).exists():
+            return
+        old = self.sock_dir
+        self.sock_dir = make_sock_dir()
+        self.address = await self.server.add_address(f"unix:{self.sock_dir / SOCKET_NAME}")
+        shutil.rmtree(old, ignore_errors=True)  # whatever was left of it
+        log.warning(
+            "the referee's socket in %s was removed from outside this process; serving on a new one in %s",
+            old,
+            self.sock_dir,
+        )
 
     def _process(self, seat: LocalSeat, sandbox: SandboxLimits | None) -> BotProcess:
         return BotProcess(

@@ -23,6 +23,8 @@ from pathlib import Path
 from arena.lifecycle import pid_namespace
 
 PREFIX = "arena-host-"
+SOCKET_NAME = "referee.sock"
+"""The referee's socket in the folder."""
 
 
 def make_sock_dir(tmp: str | None = None) -> Path:

@@ -227,6 +227,20 @@ class RefereeServer:
             reflection.enable_server_reflection(names, server)
         return server
 
+    async def add_address(self, address: str) -> str:
+        """Also serve on ``address`` (``unix:/path`` or ``host:port``), with the local
+        address's settings, and make it the address local bots dial (returned).  The addresses
+        already bound keep serving, and the streams on them go on: a host whose socket was
+        removed from outside gets a new one without cutting its kept-running bots."""
+        if not self._servers:
+            raise RuntimeError("add_address needs a started server")
+        server = self._new_server([])
+        bound = _bound(address, server.add_insecure_port(address))
+        await server.start()
+        self._servers.append(server)
+        self.address = bound
+        return bound
+
     async def stop(self, grace: float = 1.0) -> None:
         """Stop serving; open streams get ``grace`` seconds."""
         if self._servers:

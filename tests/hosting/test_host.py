@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -184,3 +186,44 @@ def test_a_kept_running_bot_never_plays_a_seed_it_has_played() -> None:
     assert third == second  # a new seed: the same processes play on
     assert not set(third) & set(fourth)  # seed 8 again: fresh again
     assert restarts == 0
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [None, pytest.param(SandboxLimits(), marks=NEEDS_BWRAP)],
+    ids=["unsandboxed", "sandboxed"],
+)
+def test_a_socket_removed_from_outside_is_replaced_and_no_bot_is_blamed(
+    limits: SandboxLimits | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The referee's socket folder removed while the host runs (a /tmp cleaner; another pid
+    namespace's sweep did it in a CI run): the next match's new bots used to "crash before
+    connecting" (sandboxed: bwrap can't find the folder), both blamed for the arena's loss.  Now
+    the host serves on a new socket; the kept-running bot keeps its process and its stream."""
+    greedy, rand = resolve_bot("greedy"), resolve_bot("random")
+
+    async def scenario() -> tuple[list[int | None], list[str], int, bool]:
+        host = MatchHost(sandbox=limits)
+        await host.start()
+        try:
+            pids, forfeits = [], []
+            first = host.sock_dir
+            for seed in (11, 12, 13):
+                if seed != 11:
+                    assert host.sock_dir is not None
+                    shutil.rmtree(host.sock_dir)
+                seats = [kept(greedy, "a"), LocalSeat(rand)]
+                result = await host.play(seats, seed, FAST, match_id=f"m{seed}")
+                forfeits += [f"{f.seat}: {f.reason} {f.detail}" for f in result.forfeits]
+                pids.append(next(iter(host.pool.values())).proc.pid)
+            assert first is not None and host.sock_dir is not None
+            return pids, forfeits, host.restarts, host.sock_dir != first and host.sock_dir.is_dir()
+        finally:
+            await host.close()
+
+    with caplog.at_level(logging.WARNING, logger="arena.hosting.host"):
+        pids, forfeits, restarts, moved = asyncio.run(scenario())
+    assert forfeits == []
+    assert pids[0] is not None and pids == [pids[0]] * 3 and restarts == 0  # the kept bot played on
+    assert moved
+    assert sum("was removed from outside this process" in r.getMessage() for r in caplog.records) == 2

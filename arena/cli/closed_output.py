@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import signal
 import sys
@@ -28,11 +29,12 @@ def open_standard_streams() -> None:
     Without it the first write to the closed stream failed (EBADF): ``arena evaluate ... 2>&-``
     ended before its first game.  And the next file the command opened (the database, a replay)
     could take the free descriptor 2, into which everything written below Python (gRPC's C core
-    logs on descriptor 2) would then go."""
+    logs on descriptor 2) would then go.
+
+    A descriptor open the wrong way (``2</dev/null``: stdout or stderr read-only, stdin
+    write-only) is replaced too: every write to it failed with EBADF just the same."""
     for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
+        if not _usable(fd):
             with contextlib.suppress(OSError):
                 null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
                 if null != fd:
@@ -43,6 +45,15 @@ def open_standard_streams() -> None:
             with contextlib.suppress(OSError):
                 stream = open(fd, mode, closefd=False, errors="backslashreplace")  # noqa: SIM115
                 setattr(sys, name, stream)
+
+
+def _usable(fd: int) -> bool:
+    """Whether ``fd`` is open for what a standard stream does with it: read (0) or write (1, 2)."""
+    try:
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:  # closed
+        return False
+    return mode != (os.O_WRONLY if fd == 0 else os.O_RDONLY)
 
 
 def mute() -> None:

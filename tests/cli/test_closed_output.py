@@ -191,17 +191,25 @@ def _closed(*fds: int) -> None:
         os.close(fd)
 
 
-def test_a_command_started_with_stderr_closed_plays_its_games(home: Path) -> None:
+def _read_only(fd: int) -> None:
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
+@pytest.mark.parametrize("how", ["closed", "read-only"])
+def test_a_command_started_with_stderr_closed_plays_its_games(home: Path, how: str) -> None:
     """``arena evaluate ... 2>&-``: its first line on stderr failed with EBADF and the run ended,
     status 1, before its first game.  Now /dev/null stands in for the closed stream: every game
-    is played and the report comes out on stdout."""
+    is played and the report comes out on stdout.  The same for a stderr open read-only
+    (``2</dev/null``), whose writes failed with EBADF too."""
     args = [ARENA, "evaluate", "random", "--vs", "greedy-naive", "--games", "4", "--no-sandbox"]
     done = subprocess.run(
         [*args, "--json", "--seed", "7"],
         env=arena_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        preexec_fn=lambda: _closed(2),
+        preexec_fn=lambda: _closed(2) if how == "closed" else _read_only(2),
         text=True,
         timeout=120,
     )
@@ -230,3 +238,30 @@ def test_a_file_opened_after_a_closed_start_never_takes_a_standard_descriptor(tm
     )
     assert done.returncode == 0
     assert int(out.read_text()) > 2
+
+
+def test_standard_streams_open_the_wrong_way_are_replaced(tmp_path: Path) -> None:
+    """stdout and stderr open read-only, stdin write-only: each gets /dev/null the right way, so
+    that writing (and reading) works; the descriptors stay 0, 1 and 2."""
+    script = (
+        "import os, sys\n"
+        "from arena.cli.closed_output import open_standard_streams\n"
+        "open_standard_streams()\n"
+        "print('to stdout', flush=True)\n"
+        "print('to stderr', file=sys.stderr, flush=True)\n"
+        "assert sys.stdin.read() == ''\n"
+        "os.write(3, b'ok')\n"
+    )
+    out = tmp_path / "ok.txt"
+
+    def wrong_way() -> None:
+        os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT), 3)
+        _read_only(1)
+        _read_only(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 0)
+        os.close(null)
+
+    done = subprocess.run([sys.executable, "-c", script], preexec_fn=wrong_way, close_fds=False, timeout=60)
+    assert done.returncode == 0
+    assert out.read_text() == "ok"

@@ -26,8 +26,15 @@ def arena_home() -> Path:
 
 
 def database_url() -> str:
-    """``$ARENA_DATABASE_URL``, else SQLite at ``<ARENA_HOME>/arena.db`` (nothing is created)."""
-    return os.environ.get("ARENA_DATABASE_URL") or f"sqlite:///{arena_home() / 'arena.db'}"
+    """``$ARENA_DATABASE_URL``, else SQLite at ``<ARENA_HOME>/arena.db`` (nothing is created).
+
+    The path is percent-encoded, as a URL's path must be: written as it is, a data directory
+    named with ``%41`` had its database in one named with ``A``, and one named with ``?`` had it
+    in a file beside the folder (the rest was read as the URL's options), apart from the logs
+    and bot files that stayed in the folder."""
+    return os.environ.get("ARENA_DATABASE_URL") or "sqlite:///" + quote(
+        str(arena_home() / "arena.db"), safe="/ "
+    )
 
 
 def how_chosen() -> str:

@@ -248,3 +248,28 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path: Path) -> N
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("folder", ["data%41", "data?mode=ro", "data#1", "data dir ü"])
+def test_the_database_is_in_the_data_directory_whatever_its_name(
+    folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ARENA_HOME went into the URL as it was: ``data%41`` put the database in ``dataA`` and
+    ``data?mode=ro`` in a file ``data`` beside the folder, apart from the logs and bot files."""
+    from arena.store.db import database_url, sqlite_path
+    from arena.store.location import plain_sqlite_path
+
+    parent = tmp_path / "data"
+    parent.mkdir()
+    home = parent / folder
+    monkeypatch.setenv("ARENA_HOME", str(home))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    url = database_url()
+    assert sqlite_path(url) == plain_sqlite_path(url) == home / "arena.db"
+    db = Database()
+    try:
+        add_bot(db, "mine", sample("random"))
+    finally:
+        db.close()
+    assert (home / "arena.db").is_file()
+    assert [p.name for p in parent.iterdir()] == [folder]

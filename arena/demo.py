@@ -22,6 +22,7 @@ from sqlmodel import select
 
 from arena.cli.closed_output import (
     exit_output_gone,
+    forget_unusable_width,
     mute,
     open_standard_streams,
     output_gone,
@@ -204,6 +205,7 @@ def run() -> int:
     first match) ending in one line and status 130, and a closed output (a pipe's reader left, a
     hung-up terminal) ending quietly, like every ``arena`` command."""
     open_standard_streams()
+    forget_unusable_width()
     try:
         return main()
     except KeyboardInterrupt:

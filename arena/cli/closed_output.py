@@ -1,6 +1,8 @@
 """A command whose output is gone: a pipe whose reader left (``arena ... | head``) or a terminal
 that hung up.  Writes then fail (EPIPE, EIO); the command ends quietly, with the status a shell
-expects, instead of a traceback nobody can read and an unrelated exit status.
+expects, instead of a traceback nobody can read and an unrelated exit status.  Also what
+would make the output go nowhere from the start: a standard stream closed or open the wrong way
+(:func:`open_standard_streams`), a ``$COLUMNS`` of 0 (:func:`forget_unusable_width`).
 
 Standard library only: imported by :mod:`arena.cli.main` before any subcommand."""
 
@@ -45,6 +47,22 @@ def open_standard_streams() -> None:
             with contextlib.suppress(OSError):
                 stream = open(fd, mode, closefd=False, errors="backslashreplace")  # noqa: SIM115
                 setattr(sys, name, stream)
+
+
+MAX_COLUMNS = 10_000  # wider than any terminal
+
+
+def forget_unusable_width() -> None:
+    """Forget a ``$COLUMNS`` that no terminal has (``0``, a 20-digit number): rich took ``0`` for
+    a console with no room and printed nothing at all (a match's result table, a tournament's
+    leaderboard, ``arena --help``, even the message of a mistyped option: exit 2 and not a word),
+    and a huge width made ``arena --help`` fail (OverflowError, MemoryError).  Without it the
+    terminal's own width is used, or the fixed width for a pipe (:func:`arena.termui.make_console`)."""
+    value = os.environ.get("COLUMNS")
+    if value is None:
+        return
+    if not (value.isascii() and value.isdigit() and len(value) <= 6 and 0 < int(value) <= MAX_COLUMNS):
+        del os.environ["COLUMNS"]
 
 
 def _usable(fd: int) -> bool:

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .closed_output import exit_output_gone, open_standard_streams, output_gone, say_last
+from .closed_output import (
+    exit_output_gone,
+    forget_unusable_width,
+    open_standard_streams,
+    output_gone,
+    say_last,
+)
 from .interrupt import (
     Interrupted,
     Terminated,
@@ -128,6 +134,7 @@ def main() -> None:
     """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130; a
     command whose output went away ends quietly (:mod:`arena.cli.closed_output`)."""
     open_standard_streams()
+    forget_unusable_width()
     try:
         install()  # inside the guard: a Ctrl-C while it imports logging is the interrupt too
         build_app()(prog_name="arena")

@@ -20,6 +20,7 @@ from arena.botref import resolve
 from arena.matchrunner import BotSpec, play_local_match
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
+from arena.safetext import printable
 from arena.sandbox import SandboxLimits, launch_command
 
 DECISIONS = 20  # decisions the bot must make without a fault
@@ -64,7 +65,7 @@ async def check_bot(
     try:
         copy = folder / path.name
         shutil.copy2(path, copy)
-        candidate = BotSpec(path.stem or "candidate", tuple(launch_command(copy)))
+        candidate = BotSpec(printable(path.stem) or "candidate", tuple(launch_command(copy)))
         opponent = resolve(OPPONENT)
         result = await _play(
             candidate, BotSpec(opponent.name, opponent.command), sandbox, decisions, control, log_dir

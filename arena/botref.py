@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.safetext import shell_word
+from arena.safetext import printable, shell_word
 from arena.sandbox.launcher import BotLaunchError, launch_command
 
 if TYPE_CHECKING:
@@ -80,7 +80,9 @@ def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> Resolve
             command = launch_command(path)
         except BotLaunchError as exc:
             raise BotRefError(str(exc)) from None
-        return ResolvedBot(ref, "path", path.stem or path.name, tuple(command), path=path)
+        # a file name need not be text (bytes that are not UTF-8 arrive as lone surrogates, which
+        # neither the database nor the bots' protocol can carry): its name as printable text
+        return ResolvedBot(ref, "path", printable(path.stem or path.name), tuple(command), path=path)
     tried = [f"not a file: no {path.resolve()}"]
     if db is not None:
         registered, why = _registered(ref, db)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlmodel import Session, col, func, select
 
-from arena.safetext import small_int
+from arena.safetext import printable, small_int
 from arena.sandbox import BotLaunchError, launch_command
 from arena.tokens import token_hash
 
@@ -185,7 +185,7 @@ def check_bot_file(path: Path, max_bytes: int | None = None) -> list[str]:
 def _store_artifact(path: Path, digest: str) -> Path:
     """Copy ``path`` into the content-addressed store (once); return the copy's path."""
     store = arena_home() / "artifacts" / digest
-    target = store / path.name
+    target = store / printable(path.name)  # its name is stored: text (not bytes that are not UTF-8)
     if not stored_file_intact(target, digest):  # missing, or damaged: (re)written
         store.mkdir(parents=True, exist_ok=True)
         tmp = store / f".{path.name}.{uuid.uuid4().hex}.tmp"  # unique: concurrent adds of one file
@@ -246,7 +246,7 @@ def add_bot(
                 f"{path} is identical to {name} version {latest.version} "
                 f"(sha256 {digest[:12]}); nothing added"
             )
-        return _append_version(session, bot.id, latest, digest, path.name, command, persistent)
+        return _append_version(session, bot.id, latest, digest, target.name, command, persistent)
 
 
 def get_or_add_bot(session: Session, name: str, *, revive: bool = True) -> tuple[Bot, bool, bool]:
@@ -333,7 +333,7 @@ def file_version(db: Database, path: Path, *, max_bytes: int | None = None) -> B
     path = Path(path)
     check_bot_file(path, max_bytes)
     digest = sha256_file(path)
-    name = (FILE_PREFIX + path.name)[:64]
+    name = (FILE_PREFIX + printable(path.name))[:64]
     with db.session() as session:
         bot = session.exec(select(Bot).where(Bot.name == name)).first()
         if bot is not None:
@@ -348,7 +348,7 @@ def file_version(db: Database, path: Path, *, max_bytes: int | None = None) -> B
         bot, _added, _revived = get_or_add_bot(session, name, revive=False)
         assert bot.id is not None
         latest = _latest_version(session, bot.id)
-        return _append_version(session, bot.id, latest, digest, path.name, command, True)
+        return _append_version(session, bot.id, latest, digest, target.name, command, True)
 
 
 def is_file_bot(name: str) -> bool:

@@ -298,3 +298,24 @@ def test_a_bare_name_passes_over_uploads_not_validated_or_rejected(db: Database,
         session.add(BotUpload(bot_version_id=only.id, user_id=user_id, status=UploadStatus.PENDING))
     with pytest.raises(UnknownBotError, match="no version that may play yet"):
         resolve_version(db, "fresh")
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_as_printable_text(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """A bot file named in Latin-1 (``zuf\\xe4llig.py``): Python reads the byte as a lone
+    surrogate, which the database (and the bots' protocol) cannot carry; 'arena match' with it
+    ended in a UnicodeEncodeError traceback, and 'arena bots add' blamed the bot for its check
+    match.  Its name is now printable text; the file itself is found and stored."""
+    from arena.botref import resolve
+    from arena.store.bots import file_version
+
+    path = tmp_path / os.fsdecode(b"zuf\xe4llig.py")
+    path.write_bytes(sample("random").read_bytes())
+    assert resolve(str(path)).name.encode("utf-8") == b"zuf\\udce4llig"
+    played = file_version(sqlite_db, path)
+    registered = add_bot(sqlite_db, "latin", path)
+    for version in (played, registered):
+        assert version.filename.encode("utf-8") == b"zuf\\udce4llig.py"
+        assert artifact_path(version).read_bytes() == path.read_bytes()
+        assert command_of(version)

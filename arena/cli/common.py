@@ -149,7 +149,11 @@ def escaped(exc: BaseException) -> typer.Exit | None:
     if isinstance(exc, StoreError):
         from arena.store.db import describe
 
-        return fail(explain(exc, describe(database_url())))
+        try:
+            where: str | None = describe(database_url())
+        except StoreError:  # the database has no URL (a data directory not named in UTF-8)
+            where = None
+        return fail(explain(exc, where))
     return None
 
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from .errors import DatabaseReadOnlyError, NoDatabaseError, StoreError
+from .errors import DatabaseReadOnlyError, DatabaseUnavailableError, NoDatabaseError, StoreError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 DEFAULT_HOME = "arena-data"
@@ -31,10 +31,20 @@ def database_url() -> str:
     The path is percent-encoded, as a URL's path must be: written as it is, a data directory
     named with ``%41`` had its database in one named with ``A``, and one named with ``?`` had it
     in a file beside the folder (the rest was read as the URL's options), apart from the logs
-    and bot files that stayed in the folder."""
-    return os.environ.get("ARENA_DATABASE_URL") or "sqlite:///" + quote(
-        str(arena_home() / "arena.db"), safe="/ "
-    )
+    and bot files that stayed in the folder.  A data directory whose name is not UTF-8 text (a
+    Latin-1 ``ä``) has no URL: :class:`DatabaseUnavailableError` says so."""
+    url = os.environ.get("ARENA_DATABASE_URL")
+    if url:
+        return url
+    path = str(arena_home() / "arena.db")
+    try:
+        return "sqlite:///" + quote(path, safe="/ ")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, read as lone surrogates
+        shown = path.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise DatabaseUnavailableError(
+            f"the database {shown} cannot be opened: its folder's name is not UTF-8 text, which the "
+            f"database URL needs. Rename the folder, or set ARENA_HOME to another one."
+        ) from None
 
 
 def how_chosen() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -273,3 +274,16 @@ def test_the_database_is_in_the_data_directory_whatever_its_name(
         db.close()
     assert (home / "arena.db").is_file()
     assert [p.name for p in parent.iterdir()] == [folder]
+
+
+def test_a_data_directory_not_named_in_utf8_is_refused_clearly(tmp_path: Path) -> None:
+    """A data directory named in Latin-1 has no database URL: every command that opens the
+    database ended in a UnicodeEncodeError traceback; now one line says what is wrong."""
+    home = os.fsdecode(bytes(tmp_path) + b"/daten-\xe4")
+    env = {**os.environ, "ARENA_HOME": home}
+    env.pop("ARENA_DATABASE_URL", None)
+    for args in (["bots", "list"], ["bots", "add", "mine", str(sample("random")), "--no-check"]):
+        done = subprocess.run([str(ARENA), *args], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, done
+        assert done.stderr.startswith("error: the database ") and "not UTF-8" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr

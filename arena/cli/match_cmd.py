@@ -133,6 +133,8 @@ def _play(
     cpu_time: bool,
     rules: Rules = DEFAULT_RULES,
 ) -> None:
+    from sqlalchemy.exc import OperationalError  # a full disk, a dropped connection
+
     from arena.store.db import StoreError
     from arena.store.tournaments import record_failure, record_result
 
@@ -156,8 +158,8 @@ def _play(
         try:
             ids = [stored_version(db, r).id for r in resolved]
             stored = start_adhoc_match(db, seed, [i for i in ids if i is not None])
-        except StoreError as exc:
-            typer.echo(f"error: {exc}", err=True)
+        except (StoreError, OperationalError) as exc:
+            typer.echo(f"error: {_store_failure(db, exc)}", err=True)
             raise typer.Exit(2) from None
     match_id = f"m{stored}" if stored is not None else f"m{seed % 10**8:08d}-{random.randrange(16**4):04x}"
     label = f"match {stored}" if stored is not None else f"match {match_id}"
@@ -193,8 +195,10 @@ def _play(
     if db is not None and stored is not None:
         try:
             record_result(db, stored, result)
-        except StoreError as exc:
-            typer.echo(f"error: the match was played but could not be stored: {exc}", err=True)
+        except (StoreError, OperationalError) as exc:  # e.g. its disk filled up during the match
+            typer.echo(
+                f"error: the match was played but could not be stored: {_store_failure(db, exc)}", err=True
+            )
             stored, unsaved = None, True
             out = out or logs / f"{match_id}.jsonl"  # the replay is not lost
     write_error = None  # written after the result is shown, so that a failed write hides nothing
@@ -234,6 +238,16 @@ def _play(
         raise typer.Exit(1)
     if result.forfeits:
         raise typer.Exit(FORFEIT_EXIT)
+
+
+def _store_failure(db: Database, exc: Exception) -> str:
+    """What a store error says, or the first line of what the database said (a full disk)."""
+    from arena.store.db import StoreError
+    from arena.store.retry import failure_line
+
+    if isinstance(exc, StoreError):
+        return str(exc)
+    return f"the database {db.where} failed: {failure_line(exc)}"
 
 
 def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:

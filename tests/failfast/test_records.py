@@ -4,7 +4,10 @@ paths are relative to the data directory, so it can move."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +140,42 @@ def test_absolute_paths_of_older_databases_still_work(home: Path) -> None:
         assert command_of(moved)[-1] == str(copy) and artifact_path(moved) == copy
     finally:
         db.close()
+
+
+FULL_DISK = """
+import sqlite3, sys
+from sqlalchemy.exc import OperationalError
+import arena.store.tournaments as tournaments
+
+def full(*args, **kwargs):
+    raise OperationalError("INSERT INTO replay ...", {}, sqlite3.OperationalError("database or disk is full"))
+
+tournaments.record_result = full
+sys.argv = ["arena", *sys.argv[1:]]
+from arena.cli.main import main
+main()
+"""
+
+
+def test_a_result_the_full_disk_refused_is_shown_and_its_replay_kept(home: Path, tmp_path: Path) -> None:
+    """The disk under the database filled up during the match: storing its result failed with
+    SQLite's "database or disk is full", which ended the command in a traceback, the result
+    table never shown and the replay lost.  Now: the result, the error, the replay in the logs."""
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_DATABASE_URL"}
+    env.update(ARENA_HOME=str(home), COLUMNS="200")
+    args = ["match", "greedy", "random", "--seed", "7", "--no-sandbox"]
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "the match was played but could not be stored" in done.stderr
+    assert "database or disk is full" in done.stderr
+    assert "greedy" in done.stdout and "finished" in done.stdout  # the result table
+    replay = home / "logs" / "matches" / "m1.jsonl"
+    assert f"replay: {replay}" in done.stderr and replay.read_text(encoding="utf-8").strip()

@@ -9,6 +9,7 @@ message also names the database it looked in.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -144,8 +145,9 @@ def database(*, readonly: bool = False, existing: bool = False) -> Iterator[Data
 
 def escaped(exc: BaseException) -> typer.Exit | None:
     """For the top-level command group: a store error that escaped a command (a database opened
-    mid-command, outside :func:`database`) becomes the same one-line message, and the Exit to
-    raise is returned; anything else is not ours (None: let it through)."""
+    mid-command, outside :func:`database`), or the database's disk being full, becomes the same
+    one-line message, and the Exit to raise is returned; anything else is not ours (None: let it
+    through)."""
     if isinstance(exc, StoreError):
         from arena.store.db import describe
 
@@ -154,6 +156,16 @@ def escaped(exc: BaseException) -> typer.Exit | None:
         except StoreError:  # the database has no URL (a data directory not named in UTF-8)
             where = None
         return fail(explain(exc, where))
+    if "sqlalchemy" in sys.modules:  # else no database was used
+        from sqlalchemy.exc import DBAPIError
+
+        from arena.store.db import classify, describe
+
+        if isinstance(exc, DBAPIError) and exc.orig is not None and classify(exc.orig) == "full":
+            return fail(
+                f"the database {describe(database_url())} could not be written: {exc.orig}; free some "
+                f"space on its disk and run the command again"
+            )
     return None
 
 

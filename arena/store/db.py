@@ -59,8 +59,9 @@ if TYPE_CHECKING:
 
 LOCKED_RETRY_S = 60.0  # how long opening waits for a busy SQLite database (its busy timeout)
 MIGRATION_LOCK = 0x506F6F6C41726E61  # PostgreSQL advisory lock key held while migrating ("PoolArna")
-SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN = 11, 26, 8, 14
+SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_FULL = 11, 26, 8, 14, 13
 PG_DAMAGE_STATES = ("XX001", "XX002")  # data_corrupted, index_corrupted
+PG_DISK_FULL = "53100"
 PG_READ_ONLY_TRANSACTION = "25006"  # a write in a read-only open (default_transaction_read_only)
 READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
@@ -125,7 +126,8 @@ def _prepare_for_writing(path: Path) -> None:
 
 
 def classify(exc: BaseException) -> str | None:
-    """``"damaged"``, ``"read-only"``, ``"cannot-open"`` for the driver errors that mean so; else None."""
+    """``"damaged"``, ``"read-only"``, ``"cannot-open"``, ``"full"`` (its disk) for the driver
+    errors that mean so; else None."""
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         primary = code & 0xFF if isinstance(code, int) else None
@@ -136,12 +138,16 @@ def classify(exc: BaseException) -> str | None:
             return "read-only"
         if primary == SQLITE_CANTOPEN:
             return "cannot-open"
+        if primary == SQLITE_FULL:
+            return "full"
         return None
     state = getattr(exc, "sqlstate", None)
     if state in PG_DAMAGE_STATES:
         return "damaged"
     if state == PG_READ_ONLY_TRANSACTION:
         return "read-only"
+    if state == PG_DISK_FULL:
+        return "full"
     return None
 
 

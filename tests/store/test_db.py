@@ -287,3 +287,29 @@ def test_a_data_directory_not_named_in_utf8_is_refused_clearly(tmp_path: Path) -
         assert done.returncode == 1, done
         assert done.stderr.startswith("error: the database ") and "not UTF-8" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_full_disk_escaping_a_command_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite's "database or disk is full" (here: a database held to its page limit) escaping a
+    command ('arena bots add', 'arena users add-admin' on a full disk) was a traceback; it is one
+    line that says which database and what to do, exit 1."""
+    from sqlalchemy.exc import OperationalError
+
+    from arena.cli.common import escaped
+    from arena.store.db import classify
+
+    conn = sqlite3.connect(tmp_path / "small.db")
+    conn.execute("CREATE TABLE t (x BLOB)")
+    conn.execute("PRAGMA max_page_count = 3")
+    with pytest.raises(sqlite3.OperationalError) as full:
+        for _ in range(10):
+            conn.execute("INSERT INTO t VALUES (zeroblob(4000))")
+    conn.close()
+    assert classify(full.value) == "full"
+    exit_ = escaped(OperationalError("INSERT INTO botversion ...", {}, full.value))
+    assert exit_ is not None and exit_.exit_code == 1
+    said = capsys.readouterr().err
+    assert said.startswith("error: the database ") and "database or disk is full" in said
+    assert "free some space on its disk" in said and said.count("\n") == 1

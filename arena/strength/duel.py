@@ -88,9 +88,9 @@ def params_from_text(text: str) -> Params:
             if k == "final_round_result":
                 value = v == "1"
             (low if k in low_keys else top)[k] = value
-    except ValueError as exc:
+        return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
+    except ValueError as exc:  # a number, or a parameter's shape or range (lam=1,2; pace=0)
         raise ValueError(f"bad search parameters {text!r}: {exc}") from None
-    return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
 
 
 def _finite(text: str) -> float:

@@ -177,6 +177,14 @@ class Potential:
     horizon: float = 4.0
     pace: float = 0.42
 
+    def __post_init__(self) -> None:
+        for name in ("lam", "rho"):
+            shares = getattr(self, name)
+            if not isinstance(shares, tuple) or len(shares) != 6:
+                raise ValueError(f"{name} has one share per value 0 to 5 (6), got {shares!r}")
+        if not self.pace > 0:  # rounds_left divides by it
+            raise ValueError(f"pace is loungers occupied per turn, above 0, got {self.pace!r}")
+
     def rounds_left(self, state: State) -> float:
         """A rough estimate of the rounds still to play (R25: the end needs 22 occupied loungers
         under the standard rules; ``state.rules`` says how many in a variant)."""

@@ -55,6 +55,14 @@ def test_unknown_or_malformed_search_parameters_are_refused() -> None:
     for bad in ("chip=nan", "lam=inf", "setup=0,0,1,nan,3,0"):  # nan made every worth nan, silently
         with pytest.raises(ValueError, match="not a finite number"):
             params_from_text(bad)
+    # accepted before, then a traceback in the middle of the games (IndexError, ZeroDivisionError)
+    for bad, why in (
+        ("lam=1,2", "one share per value"),
+        ("rho=0.5", "one share per value"),
+        ("pace=0", "pace"),
+    ):
+        with pytest.raises(ValueError, match=f"bad search parameters.*{why}"):
+            factory(f"search:{bad}")
     p = params_from_text("players=4;chip=0.5;max_spend=3;setup=0,0,1,2,3,0")
     assert p.potential.chip == 0.5 and p.max_spend == 3 and p.setup == (0.0, 0.0, 1.0, 2.0, 3.0, 0.0)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from sqlmodel import select
 
 from arena.cli.closed_output import (
+    escape_unencodable,
     exit_output_gone,
     forget_unusable_width,
     mute,
@@ -206,6 +207,7 @@ def run() -> int:
     hung-up terminal) ending quietly, like every ``arena`` command."""
     open_standard_streams()
     forget_unusable_width()
+    escape_unencodable()
     try:
         return main()
     except KeyboardInterrupt:

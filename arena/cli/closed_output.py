@@ -2,12 +2,14 @@
 that hung up.  Writes then fail (EPIPE, EIO); the command ends quietly, with the status a shell
 expects, instead of a traceback nobody can read and an unrelated exit status.  Also what
 would make the output go nowhere from the start: a standard stream closed or open the wrong way
-(:func:`open_standard_streams`), a ``$COLUMNS`` of 0 (:func:`forget_unusable_width`).
+(:func:`open_standard_streams`), a ``$COLUMNS`` of 0 (:func:`forget_unusable_width`), an
+encoding short of Unicode (:func:`escape_unencodable`).
 
 Standard library only: imported by :mod:`arena.cli.main` before any subcommand."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import fcntl
@@ -47,6 +49,25 @@ def open_standard_streams() -> None:
             with contextlib.suppress(OSError):
                 stream = open(fd, mode, closefd=False, errors="backslashreplace")  # noqa: SIM115
                 setattr(sys, name, stream)
+
+
+def escape_unencodable() -> None:
+    """Make stdout and stderr write what their encoding cannot hold as escapes (``\\xe4``): in
+    ASCII (``PYTHONIOENCODING=ascii``, a C locale without Python's UTF-8 mode) or Latin-1, a bot
+    named ``zufällig`` raised UnicodeEncodeError when the result table was printed: a traceback,
+    exit 1, the match played and stored but its result never shown.  UTF-8 streams keep their
+    own handling of undecodable bytes (``surrogateescape``) unless it is strict."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+        if encoding is None or errors == "backslashreplace":
+            continue
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if not utf8 or errors == "strict":
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
 MAX_COLUMNS = 10_000  # wider than any terminal

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .closed_output import (
+    escape_unencodable,
     exit_output_gone,
     forget_unusable_width,
     open_standard_streams,
@@ -135,6 +136,7 @@ def main() -> None:
     command whose output went away ends quietly (:mod:`arena.cli.closed_output`)."""
     open_standard_streams()
     forget_unusable_width()
+    escape_unencodable()
     try:
         install()  # inside the guard: a Ctrl-C while it imports logging is the interrupt too
         build_app()(prog_name="arena")

@@ -27,7 +27,7 @@ from store.helpers import SLEEPY_BOT
 from arena.cli.closed_output import status_of
 from arena.tournament.display import TournamentDisplay
 
-from .helpers import ARENA, arena_env, run_arena
+from .helpers import ARENA, ROOT, arena_env, run_arena
 
 
 def tournament_row(home: Path) -> str:
@@ -276,3 +276,15 @@ def test_a_width_no_terminal_has_is_not_used(home: Path, columns: str) -> None:
     assert helped.returncode == 0 and "tournament" in helped.stdout, helped
     mistyped = run_arena(["tournament", "run", "--bogus"], home, COLUMNS=columns)
     assert mistyped.returncode == 2 and "No such option: --bogus" in mistyped.stderr, mistyped
+
+
+def test_an_output_encoding_short_of_unicode_writes_escapes(home: Path) -> None:
+    """stdout in ASCII (``PYTHONIOENCODING=ascii``; a C locale without Python's UTF-8 mode): the
+    result table naming a bot 'zufällig' raised UnicodeEncodeError after the match was played:
+    a traceback, exit 1, the result never shown.  Now the name comes out as ``zuf\\xe4llig``."""
+    bot = home / "zufällig.py"
+    bot.write_text((ROOT / "bots" / "random_bot.py").read_text(encoding="utf-8"), encoding="utf-8")
+    args = ["match", "greedy", str(bot), "--seed", "3", "--no-sandbox", "--no-record"]
+    done = run_arena(args, home, PYTHONIOENCODING="ascii")
+    assert done.returncode == 0, done.stderr
+    assert "zuf\\xe4llig" in done.stdout and "finished" in done.stdout, done.stdout

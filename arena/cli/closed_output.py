@@ -39,6 +39,7 @@ def open_standard_streams() -> None:
     write-only) is replaced too: every write to it failed with EBADF just the same."""
     for fd in (0, 1, 2):
         if not _usable(fd):
+            _replaced.add(fd)
             with contextlib.suppress(OSError):
                 null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
                 if null != fd:
@@ -84,6 +85,15 @@ def forget_unusable_width() -> None:
         return
     if not (value.isascii() and value.isdigit() and len(value) <= 6 and 0 < int(value) <= MAX_COLUMNS):
         del os.environ["COLUMNS"]
+
+
+_replaced: set[int] = set()
+
+
+def replaced_at_start(fd: int) -> bool:
+    """Whether the standard descriptor ``fd`` was closed (or open the wrong way) when the command
+    started: what is written there goes to /dev/null (:func:`open_standard_streams`)."""
+    return fd in _replaced
 
 
 def _usable(fd: int) -> bool:

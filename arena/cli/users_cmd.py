@@ -88,6 +88,10 @@ def token(
     from arena.accounts.errors import AccountError
     from arena.accounts.users import require_user
 
+    from .closed_output import replaced_at_start
+
+    if replaced_at_start(1):  # /dev/null in its place: the token would be made, and lost
+        raise fail("stdout is closed (or not writable), and the token is shown there, once; nothing made", 2)
     with database() as db:
         try:
             user = require_user(db, name)

@@ -14,6 +14,7 @@ import os
 import re
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import termios
@@ -288,3 +289,22 @@ def test_an_output_encoding_short_of_unicode_writes_escapes(home: Path) -> None:
     done = run_arena(args, home, PYTHONIOENCODING="ascii")
     assert done.returncode == 0, done.stderr
     assert "zuf\\xe4llig" in done.stdout and "finished" in done.stdout, done.stdout
+
+
+def test_a_token_is_not_made_for_a_closed_stdout(home: Path) -> None:
+    """``arena users token NAME >&-``: the token, shown once and stored only as a hash, went to
+    /dev/null and the command said it was made (exit 0).  Now it is refused and nothing made."""
+    env = arena_env(home, ARENA_ADMIN_PASSWORD="a long password")
+    made = subprocess.run([ARENA, "users", "add-admin", "ann"], env=env, capture_output=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    done = subprocess.run(
+        [ARENA, "users", "token", "ann"],
+        env=env,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: _closed(1),
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "nothing made" in done.stderr, done.stderr
+    with contextlib.closing(sqlite3.connect(home / "arena.db")) as db:
+        assert db.execute("SELECT count(*) FROM api_token").fetchone() == (0,)

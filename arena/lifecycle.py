@@ -38,6 +38,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
+from arena.pidspace import pid_namespace
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 AGAIN_HINT = "what was in flight is not recorded; running the command again goes on from what was"
 TRACKER_NOTE = (
@@ -319,17 +321,6 @@ def process_start(pid: int) -> int | None:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
-
-
-def pid_namespace() -> str:
-    """This process's pid namespace: the inode number of ``/proc/self/ns/pid`` ("4026531836"),
-    or "" when it cannot be read.  A pid names a process only within its namespace: whatever
-    judges another process dead by its pid (a sweep of what dead processes left behind) must
-    first check that the pid was recorded in its own namespace."""
-    try:
-        return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
-    except OSError:
-        return ""
 
 
 def process_host() -> str:

@@ -111,6 +111,7 @@ class MatchHost:
         self.server = server if server is not None else RefereeServer(config)
         self.address = ""
         self.sock_dir: Path | None = None
+        self._serving_socket = False  # the referee serves on the socket in sock_dir
         self.pool: dict[PoolKey, _Pooled] = {}
         self.launched = 0  # bot processes started
         self.restarts = 0  # kept-running bots started again (they had died or forfeited)
@@ -131,6 +132,7 @@ class MatchHost:
             self.address = await self.server.start(unix)
         else:
             self.address = await self.server.start(unix, listen=listen, tls=tls)
+        self._serving_socket = self.address == unix  # (a server given to it may serve elsewhere)
         return self.address
 
     async def play(
@@ -247,7 +249,7 @@ class MatchHost:
         new folder, so the bots this match launches can connect.  Without it every later bot
         "crashed before connecting" and was blamed for the arena's loss.  Kept-running bots are
         connected already and keep their streams (the old listener keeps serving)."""
-        if self.sock_dir is None or (self.sock_dir / SOCKET_NAME).exists():
+        if not self._serving_socket or self.sock_dir is None or (self.sock_dir / SOCKET_NAME).exists():
             return
         old = self.sock_dir
         self.sock_dir = make_sock_dir()

@@ -2,7 +2,7 @@
 that hosts killed without a chance to clean up (SIGKILL, OOM) left behind.
 
 A folder is ``<tmp>/arena-host-<pid>-n<namespace>-<random>``: ``<pid>`` is the process that made
-it, ``<namespace>`` its pid namespace (:func:`arena.lifecycle.pid_namespace`).  A host removes its
+it, ``<namespace>`` its pid namespace (:func:`arena.pidspace.pid_namespace`).  A host removes its
 own folder when it closes (:meth:`arena.hosting.host.MatchHost.close`); a host that starts
 removes every folder of this shape that belongs to this user, was made in its own pid namespace
 and whose process no longer exists, so folders of killed workers do not pile up in ``/tmp``.  A
@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from arena.lifecycle import pid_namespace
+from arena.pidspace import pid_namespace
 
 PREFIX = "arena-host-"
 SOCKET_NAME = "referee.sock"

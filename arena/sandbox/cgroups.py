@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from arena.lifecycle import pid_namespace
+from arena.pidspace import pid_namespace
 
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-bot-"  # then the maker's pid, "-n" and its pid namespace, a dash, a random id

@@ -91,14 +91,17 @@ def test_engine_imports_nothing_else_of_the_project() -> None:
     assert _outside(files, ("arena.engine",)) == {}
 
 
-def test_endings_tokens_and_safetext_import_nothing_of_the_project() -> None:
-    assert _outside([ARENA / "endings.py", ARENA / "tokens.py", ARENA / "safetext.py"], ()) == {}
+def test_endings_tokens_safetext_and_pidspace_import_nothing_of_the_project() -> None:
+    leaves = [ARENA / "endings.py", ARENA / "tokens.py", ARENA / "safetext.py", ARENA / "pidspace.py"]
+    assert _outside(leaves, ()) == {}
 
 
 def test_sandbox_does_not_import_the_referee() -> None:
     """The sandbox imports only itself and leaf modules that import nothing of the project (the
-    text escaping its stderr capture applies: arena.safetext)."""
-    assert _outside(sorted((ARENA / "sandbox").rglob("*.py")), ("arena.sandbox", "arena.safetext")) == {}
+    text escaping its stderr capture applies: arena.safetext; its cgroup sweep's pid namespace:
+    arena.pidspace)."""
+    allowed = ("arena.sandbox", "arena.safetext", "arena.pidspace")
+    assert _outside(sorted((ARENA / "sandbox").rglob("*.py")), allowed) == {}
 
 
 def test_the_import_walk_sees_project_imports() -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from arena.hosting import MatchHost
 from arena.hosting.sockdir import PREFIX, make_sock_dir, sweep_stale
-from arena.lifecycle import pid_namespace
+from arena.pidspace import pid_namespace
 
 
 def dead_pid() -> int:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.lifecycle import pid_namespace as _pid_namespace
+from arena.pidspace import pid_namespace as _pid_namespace
 from arena.sandbox.cgroups import PREFIX, BotCgroup, _maker, _sweep
 
 

@@ -82,11 +82,15 @@ def params_from_text(text: str) -> Params:
         top: dict[str, object] = {}
         low: dict[str, object] = {}
         for k, v in fields.items():
-            value: object = tuple(_finite(x) for x in v.split(",")) if "," in v else _finite(v)
-            if k == "max_spend":
-                value = int(v)
+            value: object
             if k == "final_round_result":
+                if v not in ("0", "1"):
+                    raise ValueError(f"final_round_result is 0 or 1, got {v!r}")
                 value = v == "1"
+            elif k == "max_spend":
+                value = int(v)
+            else:
+                value = tuple(_finite(x) for x in v.split(",")) if "," in v else _finite(v)
             (low if k in low_keys else top)[k] = value
         return replace(base, potential=replace(pot, **low), **top)  # type: ignore[arg-type]
     except ValueError as exc:  # a number, or a parameter's shape or range (lam=1,2; pace=0)

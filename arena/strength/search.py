@@ -107,6 +107,8 @@ class Params:
     calibration: float = 0.0  # times the rollout-learned corrections (:mod:`.calibration`), 0 = off
 
     def __post_init__(self) -> None:
+        if not 1 <= self.max_spend <= 4:  # a turn holds at most four chips' worth of re-throws
+            raise ValueError(f"max_spend is 1 to 4 chips, got {self.max_spend!r}")
         if not isinstance(self.setup, tuple) or len(self.setup) != 6:
             raise ValueError(f"setup has one preference per value 0 to 5 (6), got {self.setup!r}")
         if not isinstance(self.setup_class, tuple) or len(self.setup_class) not in (0, N_COLOURS * 3):

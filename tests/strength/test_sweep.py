@@ -52,6 +52,13 @@ def test_unknown_or_malformed_search_parameters_are_refused() -> None:
         factory("search:chip")
     with pytest.raises(ValueError, match="bad search parameters"):
         factory("search:chip=x")
+    for bad, said in (
+        ("final_round_result=yes", "0 or 1"),
+        ("max_spend=0", "1 to 4"),
+        ("max_spend=99", "1 to 4"),
+    ):
+        with pytest.raises(ValueError, match=said):
+            params_from_text(bad)
     for bad in ("chip=nan", "lam=inf", "setup=0,0,1,nan,3,0"):  # nan made every worth nan, silently
         with pytest.raises(ValueError, match="not a finite number"):
             params_from_text(bad)

@@ -22,6 +22,19 @@ app = typer.Typer(help="Web accounts: make the first admin, make API tokens.", n
 
 
 def _password() -> str:
+    """The password from the environment or stdin, refused (status 2, nothing changed) when it is
+    missing or not UTF-8 text (a byte such as 0xff: it said "'utf-8' codec can't encode")."""
+    try:
+        password = _read_password()
+        password.encode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raise fail(
+            "the password is not UTF-8 text (it holds a byte such as 0xff); nothing changed", 2
+        ) from None
+    return password
+
+
+def _read_password() -> str:
     from_env = os.environ.get(PASSWORD_ENV)
     if from_env:
         return from_env

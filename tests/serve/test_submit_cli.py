@@ -154,3 +154,24 @@ def test_submit_reports_a_server_that_refuses_the_size_or_breaks_off(
         )
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("locale", [{}, {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}])
+def test_a_password_that_is_not_utf8_is_refused_in_one_line(
+    sqlite_url: str, arena_home: Path, locale: dict[str, str]
+) -> None:
+    """A byte such as 0xff in the password on stdin: one line saying what is wrong, status 2,
+    and no account made (it said "'utf-8' codec can't encode character '\\udcff'", status 1)."""
+    env = {**arena_env(arena_home, sqlite_url), **locale}
+    made = subprocess.run(
+        [str(ARENA), "users", "add-admin", "bob"],
+        input=b"pass\xffword12\n",
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    said = made.stderr.decode("utf-8", "replace")
+    assert made.returncode == 2, said
+    assert "the password is not UTF-8 text" in said and "Traceback" not in said
+    listed = run_cli(arena_home, sqlite_url, "users", "token", "bob", code=None)
+    assert listed.returncode != 0  # no account 'bob'

@@ -79,12 +79,15 @@ def forget_unusable_width() -> None:
     a console with no room and printed nothing at all (a match's result table, a tournament's
     leaderboard, ``arena --help``, even the message of a mistyped option: exit 2 and not a word),
     and a huge width made ``arena --help`` fail (OverflowError, MemoryError).  Without it the
-    terminal's own width is used, or the fixed width for a pipe (:func:`arena.termui.make_console`)."""
-    value = os.environ.get("COLUMNS")
-    if value is None:
-        return
-    if not (value.isascii() and value.isdigit() and len(value) <= 6 and 0 < int(value) <= MAX_COLUMNS):
-        del os.environ["COLUMNS"]
+    terminal's own width is used, or the fixed width for a pipe (:func:`arena.termui.make_console`).
+    The same for typer's ``$TERMINAL_WIDTH`` (``abc`` made ``arena --help`` a ValueError traceback:
+    typer reads it as it is imported)."""
+    for name in ("COLUMNS", "TERMINAL_WIDTH"):
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        if not (value.isascii() and value.isdigit() and len(value) <= 6 and 0 < int(value) <= MAX_COLUMNS):
+            del os.environ[name]
 
 
 _replaced: set[int] = set()

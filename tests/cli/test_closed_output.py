@@ -268,14 +268,18 @@ def test_standard_streams_open_the_wrong_way_are_replaced(tmp_path: Path) -> Non
     assert out.read_text() == "ok"
 
 
-@pytest.mark.parametrize("columns", ["0", "99999999999999999999"])
-def test_a_width_no_terminal_has_is_not_used(home: Path, columns: str) -> None:
+@pytest.mark.parametrize(
+    ("variable", "columns"),
+    [("COLUMNS", "0"), ("COLUMNS", "99999999999999999999"), ("TERMINAL_WIDTH", "abc")],
+)
+def test_a_width_no_terminal_has_is_not_used(home: Path, variable: str, columns: str) -> None:
     """``COLUMNS=0`` made rich print nothing at all: no help, no result table, and for a mistyped
-    option exit 2 without a word; a 20-digit width made ``arena --help`` fail (OverflowError).
-    Such a width is forgotten: the terminal's own, or the pipe's, is used."""
-    helped = run_arena(["--help"], home, COLUMNS=columns)
+    option exit 2 without a word; a 20-digit width made ``arena --help`` fail (OverflowError);
+    typer's ``TERMINAL_WIDTH=abc`` a ValueError traceback.  Such a width is forgotten: the
+    terminal's own, or the pipe's, is used."""
+    helped = run_arena(["--help"], home, **{variable: columns})
     assert helped.returncode == 0 and "tournament" in helped.stdout, helped
-    mistyped = run_arena(["tournament", "run", "--bogus"], home, COLUMNS=columns)
+    mistyped = run_arena(["tournament", "run", "--bogus"], home, **{variable: columns})
     assert mistyped.returncode == 2 and "No such option: --bogus" in mistyped.stderr, mistyped
 
 

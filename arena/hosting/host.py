@@ -50,7 +50,7 @@ from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
 
 from .seats import LocalSeat
-from .sockdir import SOCKET_NAME, make_sock_dir, sweep_stale
+from .sockdir import SOCKET_NAME, SocketId, folder_id, make_sock_dir, remove_own, socket_id, sweep_stale
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,9 @@ class MatchHost:
         self.address = ""
         self.sock_dir: Path | None = None
         self._serving_socket = False  # the referee serves on the socket in sock_dir
+        self._socket_id: SocketId | None = None  # the folder and socket it bound (socket_id)
+        self._folder_id: tuple[int, int] | None = None  # sock_dir as made (folder_id)
+        self._socket_lock = asyncio.Lock()  # one replacement at a time (matches start at once)
         self.pool: dict[PoolKey, _Pooled] = {}
         self.launched = 0  # bot processes started
         self.restarts = 0  # kept-running bots started again (they had died or forfeited)
@@ -127,12 +130,14 @@ class MatchHost:
             require_bwrap()
         sweep_stale()  # folders of hosts that were killed (SIGKILL) before they could clean up
         self.sock_dir = make_sock_dir()
+        self._folder_id = folder_id(self.sock_dir)
         unix = f"unix:{self.sock_dir / SOCKET_NAME}"
         if listen is None:
             self.address = await self.server.start(unix)
         else:
             self.address = await self.server.start(unix, listen=listen, tls=tls)
         self._serving_socket = self.address == unix  # (a server given to it may serve elsewhere)
+        self._socket_id = socket_id(self.sock_dir)
         return self.address
 
     async def play(
@@ -249,17 +254,28 @@ class MatchHost:
         new folder, so the bots this match launches can connect.  Without it every later bot
         "crashed before connecting" and was blamed for the arena's loss.  Kept-running bots are
         connected already and keep their streams (the old listener keeps serving)."""
-        if not self._serving_socket or self.sock_dir is None or (self.sock_dir / SOCKET_NAME).exists():
-            return
-        old = self.sock_dir
-        self.sock_dir = make_sock_dir()
-        self.address = await self.server.add_address(f"unix:{self.sock_dir / SOCKET_NAME}")
-        shutil.rmtree(old, ignore_errors=True)  # whatever was left of it
-        log.warning(
-            "the referee's socket in %s was removed from outside this process; serving on a new one in %s",
-            old,
-            self.sock_dir,
-        )
+        async with self._socket_lock:  # a match starting meanwhile waits for the new address
+            if not self._serving_socket or self.sock_dir is None:
+                return
+            now = socket_id(self.sock_dir)
+            if now is not None and now == self._socket_id:
+                return
+            old, old_id = self.sock_dir, self._folder_id
+            new = make_sock_dir()
+            try:
+                address = await self.server.add_address(f"unix:{new / SOCKET_NAME}")
+            except BaseException:
+                shutil.rmtree(new, ignore_errors=True)
+                raise
+            self.sock_dir, self.address = new, address
+            self._socket_id, self._folder_id = socket_id(new), folder_id(new)
+            remove_own(old, old_id)  # whatever was left of it (not a folder someone made since)
+            log.warning(
+                "the referee's socket in %s was removed from outside this process; "
+                "serving on a new one in %s",
+                old,
+                new,
+            )
 
     def _process(self, seat: LocalSeat, sandbox: SandboxLimits | None) -> BotProcess:
         return BotProcess(
@@ -294,7 +310,7 @@ class MatchHost:
         await asyncio.gather(*(self._drop(key) for key in list(self.pool)), return_exceptions=True)
         await self.server.stop(grace)
         if self.sock_dir is not None:
-            shutil.rmtree(self.sock_dir, ignore_errors=True)
+            remove_own(self.sock_dir, self._folder_id)
 
 
 class _ExitRelay:

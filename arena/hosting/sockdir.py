@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -32,6 +33,46 @@ def make_sock_dir(tmp: str | None = None) -> Path:
     space = pid_namespace()
     tag = f"{os.getpid()}-n{space}-" if space else f"{os.getpid()}-"
     return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{tag}", dir=tmp))
+
+
+SocketId = tuple[int, int, int, int]
+"""Device and inode of a socket folder and of the socket in it."""
+
+
+def socket_id(sock_dir: Path) -> SocketId | None:
+    """What the folder ``sock_dir`` and its socket are now (device and inode of each, not
+    following symlinks), or None when either is missing or is not what it should be (a folder and
+    a socket of this user's).  The same value later means the very folder and socket a host
+    bound: not a folder of the same name that another user made after a /tmp cleaner removed it
+    (/tmp lets anyone create any free name), with a listener of theirs in it that the bots would
+    dial."""
+    try:
+        folder = os.lstat(sock_dir)
+        sock = os.lstat(sock_dir / SOCKET_NAME)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(folder.st_mode) or not stat.S_ISSOCK(sock.st_mode):
+        return None
+    if folder.st_uid != os.getuid() or sock.st_uid != os.getuid():  # (an inode number reused)
+        return None
+    return folder.st_dev, folder.st_ino, sock.st_dev, sock.st_ino
+
+
+def folder_id(sock_dir: Path) -> tuple[int, int] | None:
+    """Device and inode of the folder ``sock_dir`` (not following a symlink), or None when it is
+    missing or not a folder."""
+    try:
+        folder = os.lstat(sock_dir)
+    except OSError:
+        return None
+    return (folder.st_dev, folder.st_ino) if stat.S_ISDIR(folder.st_mode) else None
+
+
+def remove_own(sock_dir: Path, made: tuple[int, int] | None) -> None:
+    """Remove the folder ``sock_dir`` if it is still the one that was made (``made``, its
+    :func:`folder_id` then): a folder of that name made by someone else since is left alone."""
+    if made is not None and folder_id(sock_dir) == made:
+        shutil.rmtree(sock_dir, ignore_errors=True)
 
 
 def _maker(name: str) -> tuple[int, str] | None:

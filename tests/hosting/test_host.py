@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -227,3 +228,66 @@ def test_a_socket_removed_from_outside_is_replaced_and_no_bot_is_blamed(
     assert pids[0] is not None and pids == [pids[0]] * 3 and restarts == 0  # the kept bot played on
     assert moved
     assert sum("was removed from outside this process" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_matches_starting_together_after_the_socket_was_removed_all_get_the_new_one() -> None:
+    """Three matches started at once (``arena evaluate``'s tables, a lobby's pairings) on a host
+    whose socket folder was removed: the first replaced it while the others read the old address
+    (the new socket already existed, the address was not set yet) or replaced it again; two of
+    three matches had a bot "crash before connecting"."""
+    greedy, rand = resolve_bot("greedy"), resolve_bot("random")
+
+    async def scenario() -> tuple[list[str], int]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            assert host.sock_dir is not None
+            shutil.rmtree(host.sock_dir)
+            results = await asyncio.gather(
+                *(
+                    host.play([LocalSeat(greedy), LocalSeat(rand)], seed, FAST, match_id=f"t{seed}")
+                    for seed in (1, 2, 3)
+                )
+            )
+            return [f"{f.seat}: {f.reason} {f.detail}" for r in results for f in r.forfeits], len(
+                host.server._servers
+            )
+        finally:
+            await host.close()
+
+    forfeits, servers = asyncio.run(scenario())
+    assert forfeits == []
+    assert servers == 2  # one replacement
+
+
+def test_a_folder_made_in_place_of_the_removed_one_is_not_taken_for_it() -> None:
+    """The folder removed (a /tmp cleaner), then one of the same name made by someone else (any
+    user may create a free name in /tmp), with a listener of theirs in it: the host took it for
+    its own (a socket was there) and its bots dialled that listener, both blamed.  Now the host
+    knows its socket by device and inode and serves on a new one; the other folder is left."""
+    greedy, rand = resolve_bot("greedy"), resolve_bot("random")
+
+    async def scenario() -> tuple[list[str], bool, Path]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            planted = host.sock_dir
+            assert planted is not None
+            shutil.rmtree(planted)
+            planted.mkdir()
+            with socket.socket(socket.AF_UNIX) as listener:
+                listener.bind(str(planted / "referee.sock"))
+                listener.listen(8)
+                result = await host.play([LocalSeat(greedy), LocalSeat(rand)], 5, FAST, match_id="planted")
+            moved = host.sock_dir != planted
+        finally:
+            await host.close()
+        return [f"{f.seat}: {f.reason} {f.detail}" for f in result.forfeits], moved, planted
+
+    forfeits, moved, planted = asyncio.run(scenario())
+    try:
+        assert forfeits == []
+        assert moved
+        assert planted.is_dir()  # not the host's to remove
+    finally:
+        shutil.rmtree(planted, ignore_errors=True)

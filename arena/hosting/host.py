@@ -111,8 +111,8 @@ class MatchHost:
         self.server = server if server is not None else RefereeServer(config)
         self.address = ""
         self.sock_dir: Path | None = None
-        self._serving_socket = False  # the referee serves on the socket in sock_dir
-        self._socket_id: SocketId | None = None  # the folder and socket it bound (socket_id)
+        # the folder and socket the referee serves on (socket_id); None: it serves elsewhere
+        self._socket_id: SocketId | None = None
         self._folder_id: tuple[int, int] | None = None  # sock_dir as made (folder_id)
         self._socket_lock = asyncio.Lock()  # one replacement at a time (matches start at once)
         self.pool: dict[PoolKey, _Pooled] = {}
@@ -136,8 +136,8 @@ class MatchHost:
             self.address = await self.server.start(unix)
         else:
             self.address = await self.server.start(unix, listen=listen, tls=tls)
-        self._serving_socket = self.address == unix  # (a server given to it may serve elsewhere)
-        self._socket_id = socket_id(self.sock_dir)
+        if self.address == unix:  # (a server given to it may serve elsewhere)
+            self._socket_id = socket_id(self.sock_dir)
         return self.address
 
     async def play(
@@ -155,9 +155,9 @@ class MatchHost:
         stop what the match launched for itself.  ``sandbox`` overrides the host's setting for
         this match's bots; ``rules`` are the game's rules (standard unless a variant)."""
         limits = self.sandbox if sandbox is HOST_DEFAULT else sandbox
-        if limits is not None and any(isinstance(s, LocalSeat) for s in seats):
-            require_bwrap()
-        if any(isinstance(s, LocalSeat) for s in seats):
+        if any(isinstance(s, LocalSeat) for s in seats):  # bots to launch
+            if limits is not None:
+                require_bwrap()
             await self._keep_socket()
         relay = _ExitRelay()
         procs: list[BotProcess | None] = [None] * len(seats)
@@ -255,10 +255,9 @@ class MatchHost:
         "crashed before connecting" and was blamed for the arena's loss.  Kept-running bots are
         connected already and keep their streams (the old listener keeps serving)."""
         async with self._socket_lock:  # a match starting meanwhile waits for the new address
-            if not self._serving_socket or self.sock_dir is None:
+            if self._socket_id is None or self.sock_dir is None:
                 return
-            now = socket_id(self.sock_dir)
-            if now is not None and now == self._socket_id:
+            if socket_id(self.sock_dir) == self._socket_id:
                 return
             old, old_id = self.sock_dir, self._folder_id
             new = make_sock_dir()

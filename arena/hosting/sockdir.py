@@ -21,7 +21,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from arena.pidspace import pid_namespace
+from arena.pidspace import judged_here, maker_of, maker_tag
 
 PREFIX = "arena-host-"
 SOCKET_NAME = "referee.sock"
@@ -30,9 +30,7 @@ SOCKET_NAME = "referee.sock"
 
 def make_sock_dir(tmp: str | None = None) -> Path:
     """A new private folder (mode 0700) for this process's referee socket."""
-    space = pid_namespace()
-    tag = f"{os.getpid()}-n{space}-" if space else f"{os.getpid()}-"
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{tag}", dir=tmp))
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{maker_tag()}", dir=tmp))
 
 
 SocketId = tuple[int, int, int, int]
@@ -75,20 +73,6 @@ def remove_own(sock_dir: Path, made: tuple[int, int] | None) -> None:
         shutil.rmtree(sock_dir, ignore_errors=True)
 
 
-def _maker(name: str) -> tuple[int, str] | None:
-    """The (pid, pid namespace) of the process that made the folder ``name``
-    (``arena-host-<pid>-n<namespace>-<random>``; "" for the namespace in names without one),
-    or None for any other name.  (mkdtemp's random part has no dash, so an old name's random
-    part starting with "n" is not taken for a namespace.)"""
-    if not name.startswith(PREFIX):
-        return None
-    parts = name[len(PREFIX) :].split("-")
-    if len(parts) < 2 or not parts[0].isdigit():
-        return None
-    space = parts[1][1:] if len(parts) >= 3 and parts[1].startswith("n") else ""
-    return int(parts[0]), space
-
-
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` exists (another user's counts: signalling it is refused)."""
     try:
@@ -111,10 +95,9 @@ def sweep_stale(tmp: str | None = None) -> list[Path]:
     except OSError:
         return removed
     uid = os.getuid()
-    here = pid_namespace()
     for entry in entries:
-        maker = _maker(entry.name)
-        if maker is None or maker[1] not in ("", here) or maker[0] == os.getpid():
+        maker = maker_of(entry.name, PREFIX)
+        if maker is None or not judged_here(maker[1]) or maker[0] == os.getpid():
             continue
         pid = maker[0]
         try:

@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from arena.pidspace import pid_namespace
+from arena.pidspace import judged_here, maker_of, maker_tag
 
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-bot-"  # then the maker's pid, "-n" and its pid namespace, a dash, a random id
@@ -39,13 +39,8 @@ def _own_paths() -> dict[str, str]:
 
 def _maker(name: str) -> tuple[int, str] | None:
     """The (pid, pid namespace) of the arena process that made the bot cgroup ``name``
-    (``arena-bot-<pid>-n<namespace>-<id>``; names without a namespace, of older versions: "");
-    None for a name that is not a bot cgroup's."""
-    parts = name[len(PREFIX) :].split("-")
-    if not name.startswith(PREFIX) or len(parts) < 2 or not parts[0].isdigit():
-        return None
-    space = parts[1][1:] if len(parts) >= 3 and parts[1].startswith("n") else ""
-    return int(parts[0]), space
+    (``arena-bot-<pid>-n<namespace>-<id>``); None for a name that is not a bot cgroup's."""
+    return maker_of(name, PREFIX)
 
 
 def _sweep(parent: Path) -> None:
@@ -55,11 +50,10 @@ def _sweep(parent: Path) -> None:
     cgroups are never touched, nor those made in another pid namespace (a container sharing the
     cgroup tree): their makers' pids mean nothing here, so they cannot be judged from here (names
     of older versions, without a namespace, are judged by their pid alone, as they were)."""
-    here = pid_namespace()
     with contextlib.suppress(OSError):
         for d in parent.glob(f"{PREFIX}*-*"):
             maker = _maker(d.name)
-            if maker is None or maker[1] not in ("", here) or _alive(maker[0]):
+            if maker is None or not judged_here(maker[1]) or _alive(maker[0]):
                 continue
             BotCgroup({"": d}, v2=False).remove(attempts=10)
 
@@ -95,7 +89,7 @@ class BotCgroup:
         """Create the cgroups with the limits (None: no such limit, e.g. for an unsandboxed bot,
         whose cgroup serves to find and kill its whole tree), or None when that is not possible
         here."""
-        name = f"{PREFIX}{os.getpid()}-n{pid_namespace()}-{uuid.uuid4().hex[:12]}"
+        name = f"{PREFIX}{maker_tag()}{uuid.uuid4().hex[:12]}"
         own = _own_paths()
         # "cpu" only groups: every bot its own group of equal weight, so the scheduler shares the
         # CPU between bots, not between their processes (a bot of 40 spinning processes, each its

@@ -217,4 +217,7 @@ example:
 
 
 if __name__ == "__main__":
+    from arena.cli.closed_output import open_standard_streams
+
+    open_standard_streams()  # a closed or wrong-way stream (2>&-, 2</dev/null): /dev/null instead
     sys.exit(main())

@@ -3,6 +3,7 @@ number of games that cannot give an interval is refused, and the help explains t
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -64,3 +65,28 @@ def test_help_explains_the_names_and_shows_every_default() -> None:
     assert "example:\n  python -m arena.strength.duel search greedy" in text
     for default in ("(default: 2)", "(default: 100)", "(default: 1)"):
         assert default in text
+
+
+@pytest.mark.parametrize("tool", ["duel", "sweep"])
+def test_a_tool_started_with_stderr_open_read_only_plays_and_reports(tool: str) -> None:
+    """``python -m arena.strength.duel ... 2</dev/null``: the note on stderr (games rounded to
+    whole groups) failed with EBADF and the run ended, status 1, with nothing reported.  The
+    tools put /dev/null in place of a closed or wrong-way stream, as ``arena`` does."""
+
+    def read_only_stderr() -> None:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 2)
+        os.close(null)
+
+    args = (
+        ["search", "greedy", "--players", "2", "--games", "5"]
+        if tool == "duel"
+        else ["--players", "2", "--groups", "2", "--jobs", "1", "search", "greedy"]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", f"arena.strength.{tool}", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=120,
+        preexec_fn=read_only_stderr,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert "share" in done.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import socket
 import struct
 import subprocess
@@ -329,3 +330,54 @@ def test_a_remote_bot_that_came_back_too_late_plays_its_next_match(db: Database)
     dropped, played = lobby.results
     assert [str(f.reason) for f in dropped.forfeits] == ["disconnected"]
     assert played.forfeits == ()
+
+
+def test_a_tls_lobby_whose_local_socket_was_removed_still_plays(db: Database, tmp_path: Path) -> None:
+    """The lobby's local socket folder removed from outside (a /tmp cleaner) before the match:
+    the host serves its local bots on a new socket, and the TLS listener the remote bot dials
+    is untouched (same address, still TLS).  Both seats play; nobody is blamed."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    _, token = add_remote_bot(db, "remote")
+
+    async def main() -> tuple[Lobby, str, str, bool, int]:
+        lobby = Lobby(
+            db,
+            LobbyConfig(
+                listen="127.0.0.1:0",
+                opponents=("greedy",),
+                games=1,
+                tls=TlsFiles(cert, key),
+                sandbox=_sandbox(),
+            ),
+            log=lambda _: None,
+        )
+        address = await lobby.start()
+        old = lobby.host.sock_dir
+        assert old is not None
+        shutil.rmtree(old)
+        port = int(address.rsplit(":", 1)[1])
+        bot = await _bot(port, token, f"--tls-ca={cert}")
+        try:
+            await asyncio.wait_for(lobby.run(), 60)
+            moved = lobby.host.sock_dir not in (None, old)
+            plain = await _bot(port, token)  # the listener is still TLS: plaintext cannot talk to it
+            plain_code = await asyncio.wait_for(plain.wait(), 30)
+        finally:
+            await lobby.close()
+            await bot.wait()
+        return lobby, address, lobby.server.listen_address, moved, plain_code
+
+    lobby, before, after, moved, plain_code = asyncio.run(main())
+    (result,) = lobby.results
+    assert result.forfeits == ()
+    replay(result.replay)
+    assert moved and before == after and plain_code != 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import time
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +32,7 @@ from arena.evaluation import MIN_SEQUENTIAL_GROUPS, Percentiles, SprtConfig
 from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
+from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
 from .common import FORFEIT_EXIT
@@ -93,7 +93,7 @@ def evaluate(
         cand = BotSpec(f"{cand.name}(candidate)", cand.command)
     if elo1 <= elo0:
         raise typer.BadParameter("--elo1 must be larger than --elo0", param_hint="--elo1")
-    seed = random.randrange(SEED_LIMIT) if seed is None else seed
+    seed = secret_seed() if seed is None else seed
     plan = EvaluationPlan(
         candidate=cand,
         baseline=base,

@@ -21,6 +21,7 @@ from arena.outpaths import folder_problem, output_problem, write_problem
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
+from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
 from .common import FORFEIT_EXIT, refuse_path, refuse_unknown_bots
@@ -145,7 +146,7 @@ def _play(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     specs = _unique_names([BotSpec(r.name, r.command) for r in resolved])
-    seed = random.randrange(SEED_LIMIT) if seed is None else seed
+    seed = secret_seed() if seed is None else seed
     control = TimeControl(unlimited=True) if unlimited else TimeControl(move_time, bank, cpu=cpu_time)
     sandbox = sandbox_choice(no_sandbox)
     console = make_console(stderr=True)

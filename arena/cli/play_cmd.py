@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import random
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from arena.engine.chance import SEED_LIMIT
+from arena.seeds import secret_seed
 
 from .common import FORFEIT_EXIT, fail, web_environment
 from .interrupt import run_interruptible
@@ -118,7 +118,7 @@ def play(
                 seat,
                 player,
                 control,
-                random.randrange(SEED_LIMIT) if seed is None else seed,
+                secret_seed() if seed is None else seed,
                 chosen,
                 grace=grace,
                 open_wait=open_wait,

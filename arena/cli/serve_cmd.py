@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -19,6 +18,7 @@ from arena.lifecycle import Stopped, exit_status
 from arena.lobby import LobbyConfig, LobbyError
 from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.server import TlsFiles
+from arena.seeds import secret_seed
 
 from .common import database, fail, web_environment
 
@@ -129,7 +129,7 @@ def serve(
             move_time=move_time,
             bank=bank,
             grace=grace,
-            seed=random.randrange(SEED_LIMIT) if seed is None else seed,
+            seed=secret_seed() if seed is None else seed,
             tls=tls,
             sandbox=sandbox,
             duration=0.0,

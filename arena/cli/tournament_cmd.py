@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from typing import Annotated
 
@@ -18,6 +17,7 @@ from arena.leaderboard import LeaderRow, leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
 from arena.sandbox import SandboxLimits
+from arena.seeds import secret_seed
 from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database, arena_home
 from arena.store.lease import LeaseHolder, coordinated, lease_holder, shown_status
@@ -154,7 +154,7 @@ def _create(
             fmt=fmt,
             table_sizes=_tables(tables),
             games=games,
-            seed=random.randrange(SEED_LIMIT) if seed is None else seed,
+            seed=secret_seed() if seed is None else seed,
             move_time=move_time,
             bank=bank,
             candidate=candidate,

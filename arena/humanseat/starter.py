@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -28,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.engine.chance import SEED_LIMIT
 from arena.hosting import BotSpec, sandbox_choice
 from arena.referee import TimeControl
+from arena.seeds import secret_seed
 
 from .session import DEFAULT_GRACE, DEFAULT_MOVE_TIME, PlayRegistry, PlaySession, PlaySpec
 
@@ -162,7 +161,7 @@ def bot_starter(
             seat,
             owner,
             control or TimeControl(DEFAULT_MOVE_TIME, 0.0),
-            random.randrange(SEED_LIMIT),
+            secret_seed(),
             grace=grace,
             open_wait=open_wait,
             sandbox=sandbox_choice(no_sandbox),

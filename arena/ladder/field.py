@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,9 @@ from sqlalchemy import func
 from sqlmodel import col, select
 
 from arena.botref import sample_bots
-from arena.engine.chance import SEED_LIMIT
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
+from arena.seeds import secret_seed
 from arena.store.bots import FILE_PREFIX, MissingBotFileError, check_stored_file
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, Tournament, TournamentEntry, utcnow
@@ -160,7 +159,7 @@ def ensure_ladder(
         versions=[],
         table_sizes=list(table_sizes),
         games=1,
-        seed=secrets.randbelow(SEED_LIMIT) if seed is None else seed,
+        seed=secret_seed() if seed is None else seed,
         control=control or TimeControl(1.0, 10.0),
         schedule=[],
         config=config,

@@ -162,11 +162,34 @@ def _unraisable(unraisable: Any) -> None:
 _previous_unraisable = sys.unraisablehook
 
 
+def _terminate(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP outside a command's event loop (while it starts: bots resolved, the
+    database opened, a match row made; or after it: the result stored): unwind the command as a
+    Ctrl-C does there, so its clean-up runs and it ends with one line and 128 + the signal.
+    Before, the default action killed the process on the spot: no line, status -N, and a match
+    row made before the match began was left ``running`` for ever.  Inside the event loop
+    :func:`run_interruptible` has its own handler (the exception must not land in gRPC's core)."""
+    raise Terminated(signum)
+
+
+def _exit_terminated(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP after the command finished (interpreter shutdown): the line, then leave."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"arena: stopped ({signal.Signals(signum).name})\n")
+        sys.stderr.flush()
+    os._exit(128 + signum)
+
+
 def install() -> None:
     """Call first thing in the entry point: arranges for the interpreter's last moments, for a
-    Ctrl-C inside a finalizer, and for libraries that log the interrupt they were cut by."""
+    Ctrl-C inside a finalizer, for libraries that log the interrupt they were cut by, and for
+    SIGTERM and SIGHUP before and after a command's event loop (:func:`_terminate`; left
+    ignored when they are, as under ``nohup``)."""
     global _previous_unraisable
     atexit.register(_ignore_sigint)  # registered first, so it runs after every other atexit hook
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, _terminate)
     if sys.unraisablehook is not _unraisable:
         _previous_unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
     import logging  # here, not at the top: a Ctrl-C before main() runs meets Python's own handler
@@ -180,9 +203,13 @@ def install() -> None:
 
 
 def guard_shutdown() -> None:
-    """From now on (the command is over) a Ctrl-C prints the line and ends the process at once."""
+    """From now on (the command is over) a Ctrl-C prints the line and ends the process at once,
+    and so do SIGTERM and SIGHUP (with their own line and status)."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _exit_with_message)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is _terminate:
+            signal.signal(sig, _exit_terminated)
 
 
 def during_interrupt(exc: BaseException) -> bool:

@@ -166,9 +166,9 @@ def _play(
     label = f"match {stored}" if stored is not None else f"match {match_id}"
     variant = "" if rules == DEFAULT_RULES else f"  rules {rules.variant} ({rules.version})"
     players = " vs ".join(s.name for s in specs)
-    console.print(f"{label}: {players}  seed {seed}  {control.describe()}{variant}")
     progress = _Progress(console, quiet)
-    try:
+    try:  # from here a stop signal (SIGTERM before the event loop too) records the match as failed
+        console.print(f"{label}: {players}  seed {seed}  {control.describe()}{variant}")
         result = run_interruptible(
             play_local_match(
                 specs,

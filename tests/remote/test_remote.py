@@ -247,9 +247,9 @@ def test_bad_and_reused_tokens_are_refused(db: Database) -> None:
     assert result.forfeits == ()
 
 
-def test_remote_bot_over_tls(db: Database, tmp_path: Path) -> None:
-    """With a certificate the lobby serves TLS; a bot that trusts the CA plays; plaintext fails."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost and its key, made with openssl in ``folder``."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         [
             "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
@@ -259,20 +259,24 @@ def test_remote_bot_over_tls(db: Database, tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )  # fmt: skip
+    return cert, key
+
+
+def _tls_lobby(db: Database, cert: Path, key: Path) -> Lobby:
+    """A lobby serving TLS on a free local port, one game against greedy."""
+    config = LobbyConfig(
+        listen="127.0.0.1:0", opponents=("greedy",), games=1, tls=TlsFiles(cert, key), sandbox=_sandbox()
+    )
+    return Lobby(db, config, log=lambda _: None)
+
+
+def test_remote_bot_over_tls(db: Database, tmp_path: Path) -> None:
+    """With a certificate the lobby serves TLS; a bot that trusts the CA plays; plaintext fails."""
+    cert, key = _self_signed(tmp_path)
     _, token = add_remote_bot(db, "remote")
 
     async def main() -> tuple[Lobby, int]:
-        lobby = Lobby(
-            db,
-            LobbyConfig(
-                listen="127.0.0.1:0",
-                opponents=("greedy",),
-                games=1,
-                tls=TlsFiles(cert, key),
-                sandbox=_sandbox(),
-            ),
-            log=lambda _: None,
-        )
+        lobby = _tls_lobby(db, cert, key)
         address = await lobby.start()
         port = int(address.rsplit(":", 1)[1])
         plain = await _bot(port, token)  # no --tls-ca: cannot talk to a TLS port
@@ -336,30 +340,11 @@ def test_a_tls_lobby_whose_local_socket_was_removed_still_plays(db: Database, tm
     """The lobby's local socket folder removed from outside (a /tmp cleaner) before the match:
     the host serves its local bots on a new socket, and the TLS listener the remote bot dials
     is untouched (same address, still TLS).  Both seats play; nobody is blamed."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
+    cert, key = _self_signed(tmp_path)
     _, token = add_remote_bot(db, "remote")
 
     async def main() -> tuple[Lobby, str, str, bool, int]:
-        lobby = Lobby(
-            db,
-            LobbyConfig(
-                listen="127.0.0.1:0",
-                opponents=("greedy",),
-                games=1,
-                tls=TlsFiles(cert, key),
-                sandbox=_sandbox(),
-            ),
-            log=lambda _: None,
-        )
+        lobby = _tls_lobby(db, cert, key)
         address = await lobby.start()
         old = lobby.host.sock_dir
         assert old is not None

@@ -235,6 +235,24 @@ def from_interrupt(exc: SystemExit) -> bool:
     )
 
 
+def exit_terminated(status: int) -> NoReturn:
+    """End a command that SIGTERM or SIGHUP stopped (its clean-up has run, its line is out) as
+    :func:`exit_interrupted` ends one stopped by Ctrl-C: the atexit hooks run, the rest of the
+    interpreter's shutdown is skipped.  That shutdown collected what the stop left of the event
+    loop, bot processes' transports among them, and printed "Exception ignored ... Event loop is
+    closed" tracebacks after the line (a SIGTERM in a match's last moments, often); a Ctrl-C
+    never did.  A further stop signal meanwhile leaves at once, with the same status."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, lambda _s, _f: os._exit(status))
+    _mark_interrupting()
+    atexit._run_exitfuncs()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
+
+
 class Terminated(SystemExit):
     """A command's coroutine was stopped by SIGTERM or SIGHUP (:func:`run_interruptible`): its
     clean-up has run; the exit status is 128 + the signal, and the message says which.  (The
@@ -283,6 +301,7 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
         nonlocal interrupted, stopped_by
         if interrupted:  # a second signal while the first is handled: leave at once
             os._exit(128 + signum)
+        _mark_interrupting()  # what asyncio says of the tasks and child watchers the stop cuts
         if task is None or loop is None or task.done():
             raise Terminated(signum)
         interrupted, stopped_by = True, signum

@@ -25,6 +25,7 @@ from .interrupt import (
     Terminated,
     during_interrupt,
     exit_interrupted,
+    exit_terminated,
     from_interrupt,
     guard_shutdown,
     install,
@@ -147,6 +148,7 @@ def main() -> None:
             exit_interrupted()
         if isinstance(exc, Terminated):  # SIGTERM/SIGHUP: the command's clean-up has run
             say_last(exc.message)
+            exit_terminated(exc.signum + 128)
         raise
     except BaseException as exc:
         if during_interrupt(exc):  # e.g. a second Ctrl-C broke the clean-up of the first

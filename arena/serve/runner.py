@@ -126,7 +126,7 @@ async def run(
     def stop(signum: int | None) -> None:
         if signum is not None:
             if outcome.signum is not None:
-                exit_at_once(signum, "the next 'arena serve' goes on with the ladder where it was")
+                _again(signum, None)
             outcome.signum = signum
         server.should_exit = True
         if lobby is not None:
@@ -134,9 +134,10 @@ async def run(
         done.set()
 
     loop = asyncio.get_running_loop()
-    for sig in STOP_SIGNALS:
-        if signal.getsignal(sig) != signal.SIG_IGN:
-            loop.add_signal_handler(sig, stop, sig)
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    handled = [sig for sig, old in previous.items() if old != signal.SIG_IGN]  # nohup: stays ignored
+    for sig in handled:
+        loop.add_signal_handler(sig, stop, sig)
     started: list[BackgroundService] = []
     lobby_task: asyncio.Task[int] | None = None
     web = asyncio.create_task(server.serve(sockets=[sock]))
@@ -172,6 +173,17 @@ async def run(
                 await lobby.close()
         await asyncio.gather(*(_stop_service(s, ctx) for s in started))  # at once: each waits on its own
         outcome.stuck = [s.name for s in started if s.alive()]
-        for sig in STOP_SIGNALS:
-            loop.remove_signal_handler(sig)
+        for sig in handled:
+            loop.remove_signal_handler(sig)  # which leaves the signal's default action (death)
+            if outcome.signum is not None:  # stopping: a further signal ends it at once, with its line
+                signal.signal(sig, _again)
+            else:
+                signal.signal(sig, previous[sig] if previous[sig] is not None else signal.SIG_DFL)
     return outcome
+
+
+def _again(signum: int, _frame: object) -> None:
+    """A further stop signal once ``arena serve`` has stopped serving and is on its way out (a
+    closed terminal's second SIGHUP): end at once with its line and 128 + the signal; the
+    default action restored by the event loop killed it without either."""
+    exit_at_once(signum, "the next 'arena serve' goes on with the ladder where it was")

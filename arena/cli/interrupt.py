@@ -164,11 +164,13 @@ _previous_unraisable = sys.unraisablehook
 
 def _terminate(signum: int, _frame: FrameType | None) -> None:
     """SIGTERM or SIGHUP outside a command's event loop (while it starts: bots resolved, the
-    database opened, a match row made; or after it: the result stored): unwind the command as a
-    Ctrl-C does there, so its clean-up runs and it ends with one line and 128 + the signal.
-    Before, the default action killed the process on the spot: no line, status -N, and a match
-    row made before the match began was left ``running`` for ever.  Inside the event loop
-    :func:`run_interruptible` has its own handler (the exception must not land in gRPC's core)."""
+    database opened, a match row made; or after it: the result printed): unwind the command as a
+    Ctrl-C does there, so the clean-up it has for an interrupt runs and it ends with one line and
+    128 + the signal.  Before, the default action killed the process on the spot: no line, status
+    -N, and a match row made before the match began was left ``running`` for ever.  (A signal
+    while ``arena match`` writes its result still leaves that row ``running``, as ``kill -9``
+    does.)  Inside the event loop :func:`run_interruptible` has its own handler (the exception
+    must not land in gRPC's core)."""
     raise Terminated(signum)
 
 

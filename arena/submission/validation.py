@@ -17,7 +17,6 @@ failed: "abandoned" when the new server starts, :mod:`arena.store.owners`, else 
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass
 
 from sqlalchemy import update
@@ -28,6 +27,7 @@ from arena.endings import is_forfeit
 from arena.referee import MatchResult
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
+from arena.seeds import secret_seed
 from arena.store.bots import command_of
 from arena.store.db import Database
 from arena.store.models import Bot, BotVersion, Match, MatchSeat, MatchStatus, utcnow
@@ -44,22 +44,37 @@ INTERRUPTED = "interrupted: the server stopped during validation; the match was 
 
 @dataclass(frozen=True)
 class Slot:
-    """One planned validation match: its seed and which seat the candidate takes (of two)."""
+    """One planned validation match: which seed it plays (``pair``: the two seatings of a seed
+    share it), against whom, and which seat the candidate takes (of two)."""
 
-    seed: int
+    pair: int
     opponent: str
     candidate_seat: int
 
 
-def plan(upload_id: int) -> list[Slot]:
-    """The validation matches of upload ``upload_id`` (deterministic for the upload)."""
-    rng = random.Random(f"validation-{upload_id}")
-    slots = []
+def plan() -> list[Slot]:
+    """The validation matches of an upload, in order (the upload keeps their match ids in it)."""
+    slots: list[Slot] = []
     for opponent in OPPONENTS:
         for _ in range(GAMES):
-            seed = rng.randrange(2**62)
-            slots += [Slot(seed, opponent, 0), Slot(seed, opponent, 1)]
+            pair = len(slots) // 2
+            slots += [Slot(pair, opponent, 0), Slot(pair, opponent, 1)]
     return slots
+
+
+def _seeds(db: Database, slots: list[Slot], ids: list[int | None]) -> dict[int, int]:
+    """Each pair's seed: the one a match of the pair was made with (by an earlier attempt, so a
+    replaced match plays the dice of its other seating), else a new secret one
+    (:func:`arena.seeds.secret_seed`).  Validation seeds used to follow from the upload's id
+    (``random.Random(f"validation-{id}")``): a bot that guessed its upload id knew its dice."""
+    seeds: dict[int, int] = {}
+    with db.session() as session:
+        for slot, mid in zip(slots, ids, strict=True):
+            if mid is not None and slot.pair not in seeds and (m := session.get(Match, mid)) is not None:
+                seeds[slot.pair] = m.seed
+    for slot in slots:
+        seeds.setdefault(slot.pair, secret_seed())
+    return seeds
 
 
 def recover(db: Database) -> int:
@@ -126,8 +141,9 @@ def tasks_for(db: Database, upload_id: int, sandbox: SandboxLimits | None) -> li
         assert upload is not None
         candidate = upload.bot_version_id
         ids = _ids(upload)
-    slots = plan(upload_id)
+    slots = plan()
     ids = (ids + [None] * len(slots))[: len(slots)]
+    seeds = _seeds(db, slots, ids)
     todo: list[tuple[int, Slot, list[int]]] = []
     for k, slot in enumerate(slots):
         mid = ids[k]
@@ -141,7 +157,7 @@ def tasks_for(db: Database, upload_id: int, sandbox: SandboxLimits | None) -> li
                 record_failure(db, mid, INTERRUPTED)
         opp = opponent_version(db, slot.opponent)
         seating = [candidate, opp] if slot.candidate_seat == 0 else [opp, candidate]
-        ids[k] = add_match(db, None, slot.seed, GROUP, seating)
+        ids[k] = add_match(db, None, seeds[slot.pair], GROUP, seating)
         todo.append((ids[k] or 0, slot, seating))
     with db.session() as session:
         upload = session.get(BotUpload, upload_id)
@@ -152,7 +168,7 @@ def tasks_for(db: Database, upload_id: int, sandbox: SandboxLimits | None) -> li
     with db.session() as session:
         for mid, slot, seating in todo:
             seats = tuple(_seat(session, vid) for vid in seating)
-            tasks.append(MatchTask(mid, 0, slot.seed, seats, CONTROL, sandbox))
+            tasks.append(MatchTask(mid, 0, seeds[slot.pair], seats, CONTROL, sandbox))
     return tasks
 
 
@@ -205,7 +221,7 @@ def conclude(db: Database, upload_id: int) -> str:
         ids = [i for i in _ids(upload) if i is not None]
         matches = session.exec(select(Match).where(col(Match.id).in_(ids))).all()
         statuses = [m.status for m in matches]
-        if len(matches) < len(plan(upload_id)) or any(s != MatchStatus.FINISHED for s in statuses):
+        if len(matches) < len(plan()) or any(s != MatchStatus.FINISHED for s in statuses):
             errors = [m.error for m in matches if m.status == MatchStatus.FAILED and m.error]
             if upload.attempts >= 3:
                 upload.status = UploadStatus.REJECTED

@@ -52,7 +52,7 @@ def test_good_upload_becomes_active_and_retires_the_previous(db: Database, alice
     assert b.status == UploadStatus.ACTIVE
     assert _status(db, first.upload.id or 0).status == UploadStatus.RETIRED  # replaced by version 2
     ids = match_ids(b)
-    assert len(ids) == len(validation.plan(b.id or 0)) == 2
+    assert len(ids) == len(validation.plan()) == 2
     with db.session() as session:
         matches = session.exec(select(Match).where(Match.id.in_(ids))).all()  # type: ignore[union-attr]
         assert {m.status for m in matches} == {MatchStatus.FINISHED}
@@ -137,6 +137,29 @@ def test_interrupted_validation_is_resumed_keeping_finished_matches(
     with sqlite_db.session() as session:
         old = session.get(Match, tasks[1].match_id)
         assert old is not None and old.status == MatchStatus.FAILED and "interrupted" in (old.error or "")
+        new = session.get(Match, ids[1])
+        assert new is not None and new.seed == old.seed == tasks[0].seed  # ... on the same dice
+
+
+def test_validation_seeds_are_secret_and_both_seatings_share_one(sqlite_db: Database) -> None:
+    """Validation seeds followed from the upload's id (``random.Random(f"validation-{id}")``):
+    a bot that guessed its upload id knew every throw of its validation.  Now each upload's seed
+    is drawn from the operating system; its two seatings share it (duplicate dice)."""
+    import random
+
+    from arena.accounts.users import create_user
+
+    erin = create_user(sqlite_db, "erin", "a long password")
+    seeds = []
+    for k in range(2):
+        sub = submit_version(sqlite_db, erin, f"lark{k}", "lark.py", GOOD_BOT.read_bytes())
+        uid = sub.upload.id or 0
+        assert validation.claim(sqlite_db) == uid
+        tasks = validation.tasks_for(sqlite_db, uid, None)
+        assert len(tasks) == 2 and tasks[0].seed == tasks[1].seed
+        assert tasks[0].seed != random.Random(f"validation-{uid}").randrange(2**62)  # the old one
+        seeds.append(tasks[0].seed)
+    assert seeds[0] != seeds[1]
 
 
 def _opponents(db: Database, upload_id: int) -> set[tuple[str, int]]:

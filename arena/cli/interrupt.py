@@ -177,7 +177,7 @@ def _terminate(signum: int, _frame: FrameType | None) -> None:
 def _exit_terminated(signum: int, _frame: FrameType | None) -> None:
     """SIGTERM or SIGHUP after the command finished (interpreter shutdown): the line, then leave."""
     with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"arena: stopped ({signal.Signals(signum).name})\n")
+        sys.stderr.write(f"{Terminated(signum).message}\n")
         sys.stderr.flush()
     os._exit(128 + signum)
 

@@ -12,7 +12,6 @@ same options give the same figures.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -149,7 +148,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from arena.cli.closed_output import open_standard_streams
+    from arena.strength.entry import run_tool
 
-    open_standard_streams()  # a closed or wrong-way stream (2>&-, 2</dev/null): /dev/null instead
-    sys.exit(main())
+    run_tool(main)

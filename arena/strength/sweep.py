@@ -200,7 +200,6 @@ example:
 
 
 if __name__ == "__main__":
-    from arena.cli.closed_output import open_standard_streams
+    from arena.strength.entry import run_tool
 
-    open_standard_streams()  # a closed or wrong-way stream (2>&-, 2</dev/null): /dev/null instead
-    sys.exit(main())
+    run_tool(main)

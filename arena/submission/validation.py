@@ -62,16 +62,25 @@ def plan() -> list[Slot]:
     return slots
 
 
-def _seeds(db: Database, slots: list[Slot], ids: list[int | None]) -> dict[int, int]:
+def _existing(db: Database, ids: list[int | None]) -> dict[int, tuple[int, str]]:
+    """The seed and status of each match an earlier attempt made (by id; a missing row is left out)."""
+    found: dict[int, tuple[int, str]] = {}
+    with db.session() as session:
+        for mid in ids:
+            if mid is not None and (m := session.get(Match, mid)) is not None:
+                found[mid] = (m.seed, m.status)
+    return found
+
+
+def _seeds(slots: list[Slot], ids: list[int | None], existing: dict[int, tuple[int, str]]) -> dict[int, int]:
     """Each pair's seed: the one a match of the pair was made with (by an earlier attempt, so a
     replaced match plays the dice of its other seating), else a new secret one
     (:func:`arena.seeds.secret_seed`).  Validation seeds used to follow from the upload's id
     (``random.Random(f"validation-{id}")``): a bot that guessed its upload id knew its dice."""
     seeds: dict[int, int] = {}
-    with db.session() as session:
-        for slot, mid in zip(slots, ids, strict=True):
-            if mid is not None and slot.pair not in seeds and (m := session.get(Match, mid)) is not None:
-                seeds[slot.pair] = m.seed
+    for slot, mid in zip(slots, ids, strict=True):
+        if mid is not None and slot.pair not in seeds and mid in existing:
+            seeds[slot.pair] = existing[mid][0]
     for slot in slots:
         seeds.setdefault(slot.pair, secret_seed())
     return seeds
@@ -143,14 +152,13 @@ def tasks_for(db: Database, upload_id: int, sandbox: SandboxLimits | None) -> li
         ids = _ids(upload)
     slots = plan()
     ids = (ids + [None] * len(slots))[: len(slots)]
-    seeds = _seeds(db, slots, ids)
+    existing = _existing(db, ids)
+    seeds = _seeds(slots, ids, existing)
     todo: list[tuple[int, Slot, list[int]]] = []
     for k, slot in enumerate(slots):
         mid = ids[k]
         if mid is not None:
-            with db.session() as session:
-                m = session.get(Match, mid)
-                status = None if m is None else m.status
+            status = existing[mid][1] if mid in existing else None
             if status == MatchStatus.FINISHED:
                 continue
             if status in (MatchStatus.RUNNING, MatchStatus.QUEUED):

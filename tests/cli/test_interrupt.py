@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from store.helpers import SLEEPY_BOT
 
+import arena
 from arena.cli.interrupt import EXIT_INTERRUPTED, MESSAGE
 from arena.lifecycle import ProcessRef, wait_dead
 
@@ -55,7 +56,23 @@ def test_ctrl_c_at_any_moment_prints_one_line_and_exits_130(
         # handler (exec, loading): the default action ends the process silently, as it would any
         # program there; nothing of ours had run yet.
         return
+    if delay < 1.0 and run.returncode == 1 and _in_pythons_own_start(run.stderr):
+        # A little later it can land while the interpreter imports its ``site`` module (the
+        # virtual environment's .pth files), before any code of ours: Python itself reports
+        # "Fatal Python error: init_import_site" and exits 1, as it does for any program there
+        # (seen once in a loaded run of the whole suite).
+        return
     assert_one_line(run)
+
+
+def _in_pythons_own_start(stderr: str) -> bool:
+    """Whether the interrupt cut the interpreter's start-up (its ``site`` import), not our code:
+    Python's fatal error, a KeyboardInterrupt, and no frame of ``arena``'s in the traceback."""
+    return (
+        stderr.startswith("Fatal Python error: init_import_site")
+        and stderr.rstrip().endswith("KeyboardInterrupt")
+        and f"{Path(arena.__file__).parent}{os.sep}" not in stderr
+    )
 
 
 def test_ctrl_c_while_the_handling_is_being_installed_prints_one_line(tmp_path: Path) -> None:

@@ -65,10 +65,11 @@ def exit_interrupted() -> NoReturn:
     it would only wait for stray threads and collect objects that a second Ctrl-C left half-closed,
     whose finalizers print "Exception ignored" tracebacks.
     """
-    global _redelivery_pending
+    global _redelivery_pending, _stop_pending
     signal.signal(signal.SIGINT, _exit_now)
     _mark_interrupting()
     _redelivery_pending = False  # this is the interrupt's end: nothing more to deliver or print
+    _stop_pending = None
     _write_message()
     atexit._run_exitfuncs()
     with contextlib.suppress(OSError, ValueError):
@@ -83,13 +84,17 @@ def _ignore_sigint() -> None:
     finalizer swallowed and that is still on its way back to the main thread ends the process as
     interrupted: the line and status 130.  SIGTERM and SIGHUP are ignored too: the interpreter
     would restore their default action, and a second SIGHUP of a closed terminal (or a second
-    SIGTERM) in those moments killed a command that had stopped cleanly, its status lost."""
+    SIGTERM) in those moments killed a command that had stopped cleanly, its status lost.  A
+    SIGTERM or SIGHUP that a finalizer swallowed and that is still to be sent again ends the
+    process as stopped: its line and 128 + the signal."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(OSError, ValueError):
             signal.signal(sig, signal.SIG_IGN)
     if _redelivery_pending:
         _exit_with_message(signal.SIGINT, None)
+    if _stop_pending is not None:
+        _exit_terminated(_stop_pending, None)
 
 
 def _interrupt_cause(exc: BaseException | None) -> bool:
@@ -149,6 +154,9 @@ def _unraisable(unraisable: Any) -> None:
     hook delayed past the helper's wait), that KeyboardInterrupt is caught and delivered again; a
     process that reaches its end with a delivery pending ends as interrupted (see
     :func:`_ignore_sigint`)."""
+    if isinstance(unraisable.exc_value, Terminated):
+        _resignal_later(unraisable.exc_value.signum)
+        return
     if not _interrupt_cause(unraisable.exc_value):
         _previous_unraisable(unraisable)
         return
@@ -160,6 +168,33 @@ def _unraisable(unraisable: Any) -> None:
 
 
 _previous_unraisable = sys.unraisablehook
+
+
+_stop_pending: int | None = None  # a stop signal a finalizer swallowed, not yet sent again
+
+
+def _resignal(signum: int) -> None:
+    """In a helper thread: send ``signum`` to this process again once the hook is behind it."""
+    global _stop_pending
+    import time
+
+    time.sleep(_REDELIVERY_DELAY)
+    _stop_pending = None
+    os.kill(os.getpid(), signum)
+
+
+def _resignal_later(signum: int) -> None:
+    """A SIGTERM or SIGHUP whose :class:`Terminated` a finalizer swallowed (the handler ran while
+    a ``__del__`` or a weakref callback did): the stop would be lost and the command would go on
+    as if nothing had been sent.  The signal is sent again a moment later, from a helper thread,
+    so that its handler runs in the main code and stops the command there; a process that ends
+    before that ends as stopped (:func:`_ignore_sigint`): its line and 128 + the signal."""
+    global _stop_pending
+    import threading
+
+    _mark_interrupting()
+    _stop_pending = signum
+    threading.Thread(target=_resignal, args=(signum,), name="arena-stop", daemon=True).start()
 
 
 def _terminate(signum: int, _frame: FrameType | None) -> None:
@@ -244,6 +279,8 @@ def exit_terminated(status: int) -> NoReturn:
     loop, bot processes' transports among them, and printed "Exception ignored ... Event loop is
     closed" tracebacks after the line (a SIGTERM in a match's last moments, often); a Ctrl-C
     never did.  A further stop signal meanwhile leaves at once, with the same status."""
+    global _stop_pending
+    _stop_pending = None  # this is the stop's end: its line is out
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(OSError, ValueError):
             signal.signal(sig, lambda _s, _f: os._exit(status))

@@ -205,6 +205,50 @@ def test_a_ctrl_c_swallowed_by_a_finalizer_still_ends_the_command(tmp_path: Path
         assert done.stdout.strip() == "delivered"
 
 
+STOP_IN_FINALIZER_SCRIPT = """
+import os, signal, sys, time
+from arena.cli.interrupt import Terminated, exit_terminated, guard_shutdown, install
+install()
+
+class Finalized:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs inside this finalizer
+        time.sleep(0.05)
+
+try:
+    thing = Finalized()
+    del thing
+    if sys.argv[1] == "keep-going":
+        for _ in range(500):
+            time.sleep(0.01)
+        print("lost")
+    guard_shutdown()  # the command is over (the resent signal may come before or after this)
+except Terminated as stop:
+    print("delivered")
+    sys.stderr.write(stop.message + "\\n")
+    exit_terminated(int(stop.code))
+"""
+
+
+@pytest.mark.parametrize("after", ["keep-going", "end-at-once"])
+def test_a_sigterm_swallowed_by_a_finalizer_still_stops_the_command(tmp_path: Path, after: str) -> None:
+    """A SIGTERM whose handler runs while a finalizer does raises :class:`Terminated` where Python
+    can only print and drop it: the command went on as if nothing had been sent (exit 0, an
+    "Exception ignored" traceback).  The signal is sent again and stops the command in its main
+    code; a process that ends before that still ends as stopped: its line and 143."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "stop_in_finalizer.py"
+    script.write_text(STOP_IN_FINALIZER_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), after], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 128 + signal.SIGTERM, (done.stdout, done.stderr)
+    assert done.stderr.strip() == "arena: stopped (SIGTERM)", done.stderr
+    assert "lost" not in done.stdout
+    if after == "keep-going":
+        assert done.stdout.strip() == "delivered"
+
+
 def test_once_interrupted_asyncio_and_grpc_complaints_about_cut_tasks_are_dropped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

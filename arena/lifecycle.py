@@ -419,10 +419,13 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
     set_parent_death_signal(signal.SIGTERM)
 
 
-def run_supervised(argv: Sequence[str], *, env: dict[str, str] | None = None) -> tuple[int, int | None]:
+def run_supervised(
+    argv: Sequence[str], *, env: dict[str, str] | None = None, pass_on_as: int | None = None
+) -> tuple[int, int | None]:
     """Run ``argv`` as a child that dies with this process (a parent-death SIGTERM) in a process
     group of its own, so that a signal sent to this process's group reaches it only once: from
-    here.  SIGINT, SIGTERM and SIGHUP are passed on to it (once) and it is waited for.
+    here.  SIGINT, SIGTERM and SIGHUP are passed on to it (once; as ``pass_on_as`` when given,
+    for a child that stops cleanly on one signal only) and it is waited for.
 
     Returns ``(its exit status, the stop signal received or None)``.  Call it from the main
     thread of a process that has no other threads (the parent-death signal follows the thread
@@ -435,7 +438,7 @@ def run_supervised(argv: Sequence[str], *, env: dict[str, str] | None = None) ->
         if not received:
             received.append(signum)
             with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signum)
+                proc.send_signal(signum if pass_on_as is None else pass_on_as)
 
     previous = {
         sig: signal.signal(sig, forward) for sig in STOP_SIGNALS if signal.getsignal(sig) != signal.SIG_IGN

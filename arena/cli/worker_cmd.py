@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -79,9 +80,12 @@ def worker(
         return
     if home is not None:
         os.environ["ARENA_HOME"] = str(home.resolve())
-    # A child that dies with this process; a stop signal is passed on to it once (it closes its
-    # workers, which stop their bots), then this process says so in one line: exit 128 + signal.
-    code, stop = run_supervised(argv)
+    # A child that dies with this process; a stop signal is passed on to it once, as SIGTERM (it
+    # closes its workers, which stop their bots), then this process says so in one line: exit
+    # 128 + the signal received.  As SIGTERM because `dask worker` stops cleanly on SIGINT and
+    # SIGTERM only once it runs: a SIGHUP (a closed terminal) killed it outright, its nannies'
+    # semaphores reported leaked, and a Ctrl-C while it was still importing printed its traceback.
+    code, stop = run_supervised(argv, pass_on_as=signal.SIGTERM)
     if stop is not None:
         typer.echo(f"arena worker: {Stopped(stop).how()}", err=True)
         raise typer.Exit(exit_status(stop))

@@ -198,12 +198,17 @@ def scheduler() -> Iterator[str]:
         cluster.close()  # type: ignore[no-untyped-call]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=["SIGTERM", "SIGHUP", "SIGKILL"]
+)
 def test_worker_stops_with_its_workers(
     scheduler: str, sqlite_url: str, arena_home: Path, tmp_path: Path, sig: signal.Signals
 ) -> None:
-    """``arena worker`` gets SIGTERM: its Dask workers close (stopping their bots), it says so in
-    one line and exits 143.  Killed outright (SIGKILL), its Dask workers die with it."""
+    """``arena worker`` gets SIGTERM (or a closed terminal's SIGHUP): its Dask workers close
+    (stopping their bots), it says so in one line and exits 128 + the signal.  Killed outright
+    (SIGKILL), its Dask workers die with it.  (SIGHUP used to be passed on as it came, and
+    ``dask worker`` does not handle it: it died at once and the resource tracker reported its
+    nannies' semaphores leaked.)"""
     from distributed import Client
 
     run = start(
@@ -222,12 +227,37 @@ def test_worker_stops_with_its_workers(
         _cleanup(run, [r.pid for r in tree])
     output = run.output()
     assert not left, f"Dask worker processes outlived arena worker: {left}"
-    if sig == signal.SIGTERM:
-        assert code == 143, output
-        assert _last_line(output) == "arena worker: stopped by SIGTERM", output
-        assert "Traceback" not in output, output
+    if sig != signal.SIGKILL:
+        assert code == 128 + sig, output
+        assert _last_line(output) == f"arena worker: stopped by {sig.name}", output
+        assert "Traceback" not in output and "leaked" not in output, output
     else:
         assert code == -signal.SIGKILL
+
+
+def test_ctrl_c_while_the_dask_worker_starts_prints_no_traceback(
+    scheduler: str, sqlite_url: str, arena_home: Path, tmp_path: Path
+) -> None:
+    """A terminal's Ctrl-C (SIGINT to the group) while ``dask worker`` is still importing: one
+    line and 130.  ``arena worker`` passed SIGINT on as it came, and the child, not yet running
+    its own handlers, printed a KeyboardInterrupt traceback from inside its imports."""
+    run = start(
+        arena_home, sqlite_url, tmp_path / "worker.log", "worker", "--scheduler", scheduler, "--nworkers", "1"
+    )
+    tree = []
+    try:
+        wait_until(lambda: bool(descendants(run.proc.pid)), 90, "arena worker to start dask worker")
+        time.sleep(0.3)  # the child is past its interpreter's start, importing Dask (about 1 s)
+        tree = descendants(run.proc.pid)
+        code = _stop(run, signal.SIGINT, group=True, timeout=60)
+        left = survivors(tree, [], timeout=15.0)
+    finally:
+        _cleanup(run, [r.pid for r in tree])
+    output = run.output()
+    assert not left, f"Dask worker processes outlived arena worker: {left}"
+    assert code == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert _last_line(output) == "arena worker: interrupted (Ctrl-C)", output
 
 
 def test_serve_ends_with_its_status_when_a_second_hang_up_comes_after_it_stopped(

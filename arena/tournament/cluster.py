@@ -30,6 +30,7 @@ import logging
 import os
 import queue
 import re
+import signal
 import socket
 import stat
 import sys
@@ -62,7 +63,7 @@ from arena.store.tournaments import MatchTask, field_versions, get_tournament, t
 
 from . import affinity
 from .runfile import reap_dead_run, run_path
-from .runner import Outcome, ProgressFn, Requeue, TournamentError, coordinate, open_run
+from .runner import Outcome, ProgressFn, Requeue, TournamentError, coordinate, interrupts_held, open_run
 from .worker import WorkerThread
 
 log = logging.getLogger(__name__)
@@ -270,9 +271,10 @@ def quiet_worker(dask_worker: Worker) -> None:
 
 class LocalWorkerSetup(WorkerPlugin):
     """A local cluster's worker setup, applied by the scheduler to every worker that joins, so
-    also to one the nanny restarts after a crash: the profiler stopped (:func:`quiet_worker`) and,
-    with ``cores``, the worker pinned to ``cores[name % len(cores)]`` (LocalCluster names its
-    workers 0, 1, ...; a restarted worker keeps its name, so it gets its old core back)."""
+    also to one the nanny restarts after a crash: the profiler stopped (:func:`quiet_worker`),
+    stop signals left to the coordinator (:func:`leave_stop_signals_to_the_nanny`) and, with
+    ``cores``, the worker pinned to ``cores[name % len(cores)]`` (LocalCluster names its workers
+    0, 1, ...; a restarted worker keeps its name, so it gets its old core back)."""
 
     idempotent = True
     name = "arena-local-worker-setup"
@@ -282,6 +284,7 @@ class LocalWorkerSetup(WorkerPlugin):
 
     def setup(self, worker: Worker) -> None:
         quiet_worker(worker)
+        leave_stop_signals_to_the_nanny()
         if not self.cores:
             return
         try:
@@ -289,6 +292,30 @@ class LocalWorkerSetup(WorkerPlugin):
         except ValueError:
             k = 0
         affinity.pin_process(self.cores[k % len(self.cores)])
+
+
+def _stop_is_the_nannys(_signum: int, _frame: object) -> None:
+    """A local cluster worker's SIGINT, SIGTERM or SIGHUP: nothing; its nanny stops it."""
+
+
+def leave_stop_signals_to_the_nanny() -> None:
+    """In a worker of a local cluster (``--local-cluster``): SIGINT, SIGTERM and SIGHUP do nothing
+    here.  The worker shares the coordinator's process group, so a terminal's Ctrl-C or hang-up
+    (or ``kill -TERM -PGID``) reaches it beside the coordinator, which stops the run and closes
+    the cluster: the nanny then tells the worker to close (it stops its bots).  Acting on the
+    signal itself, the worker died with a KeyboardInterrupt traceback (Ctrl-C), or died and was
+    restarted by its nanny in the middle of the stop ("Restarting worker", SIGTERM and SIGHUP).
+    A handler, not SIG_IGN, so that the bots it starts get the default actions.  A worker whose
+    coordinator is killed outright still ends: Dask's child processes exit when their parent's
+    pipe closes.  The worker was spawned with SIGINT blocked (:func:`local_cluster`), so that a
+    Ctrl-C while it imported and connected was held; it is unblocked here, once it means nothing.
+    Does nothing outside the main thread (where signal handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in lifecycle.STOP_SIGNALS:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            signal.signal(sig, _stop_is_the_nannys)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def dask_setup(worker: Worker) -> None:
@@ -660,14 +687,20 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     run without Dask's profiler (:func:`quiet_worker`), a worker the nanny restarts after a crash
     too (:class:`LocalWorkerSetup`)."""
     lifecycle.start_resource_tracker()  # before the nannies' queues and locks: a SIGHUP spares it
-    cluster = LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",  # scheduler and workers on loopback only
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
+    # The cluster's event loop thread starts here and keeps this thread's mask: every worker
+    # process it spawns (a restarted one too) starts with SIGINT blocked, so a terminal's Ctrl-C
+    # while the worker imports Dask is held (it printed a KeyboardInterrupt traceback from its
+    # imports, or left the worker unanswering until its nanny killed it 4 s later) until the
+    # worker's setup has made it harmless (leave_stop_signals_to_the_nanny).
+    with interrupts_held():
+        cluster = LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",  # scheduler and workers on loopback only
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
     try:
         client = Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
         try:

@@ -59,16 +59,27 @@ def _last_line(output: str) -> str:
 # ---------------------------------------------------------------------- tournaments
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize(
+    ("sig", "executor"),
+    [
+        (signal.SIGTERM, ("--jobs", "2")),
+        (signal.SIGINT, ("--jobs", "2")),
+        (signal.SIGINT, ("--local-cluster", "2")),
+        (signal.SIGHUP, ("--local-cluster", "2")),
+    ],
+    ids=["SIGTERM", "SIGINT", "SIGINT-local-cluster", "SIGHUP-local-cluster"],
+)
 def test_a_signal_to_the_tournaments_group_stops_it_cleanly(
-    sqlite_url: str, arena_home: Path, tmp_path: Path, sig: signal.Signals
+    sqlite_url: str, arena_home: Path, tmp_path: Path, sig: signal.Signals, executor: tuple[str, str]
 ) -> None:
-    """The whole process group gets the signal (a terminal's Ctrl-C, ``kill -TERM -PGID``): the
-    workers stop their bots themselves, the coordinator records what finished and queues the
-    rest.  (``kill PID`` of the coordinator alone, on both databases: test_coordinator_death.py.)"""
+    """The whole process group gets the signal (a terminal's Ctrl-C or hang-up, ``kill -TERM
+    -PGID``): the workers stop their bots themselves (a local Dask cluster's workers leave it to
+    their nannies: they printed KeyboardInterrupt tracebacks, or died and were restarted in the
+    middle of the stop), the coordinator records what finished and queues the rest.  (``kill
+    PID`` of the coordinator alone, on both databases: test_coordinator_death.py.)"""
     db_url = sqlite_url
     tid = create(db_url, arena_home, sandbox=True)
-    run = start(arena_home, db_url, tmp_path / "start.log", "tournament", "start", str(tid), "--jobs", "2")
+    run = start(arena_home, db_url, tmp_path / "start.log", "tournament", "start", str(tid), *executor)
     tree = []
     try:
         wait_for_finished(run, db_url, tid)
@@ -83,12 +94,13 @@ def test_a_signal_to_the_tournaments_group_stops_it_cleanly(
     output = run.output()
     assert not left, f"processes of the run outlived it: {left}"
     assert code == 128 + sig, output
-    how = "interrupted (Ctrl-C)" if sig == signal.SIGINT else "stopped by SIGTERM"
+    how = "interrupted (Ctrl-C)" if sig == signal.SIGINT else f"stopped by {sig.name}"
     last = _last_line(output)
     assert last.startswith(f"error: {how}: ") and f"resume with 'arena tournament resume {tid}'" in last, (
         output
     )
     assert "Traceback" not in output and "leaked" not in output, output
+    assert "Restarting worker" not in output and "still alive" not in output, output
     counts = status_counts_plain(db_url, tid)
     assert set(counts) == {"finished", "queued"}, counts  # nothing left running, nothing failed
     assert f"{counts['finished']} of {TOTAL} matches finished, {counts['queued']} queued" in last, last
@@ -98,6 +110,43 @@ def test_a_signal_to_the_tournaments_group_stops_it_cleanly(
     assert all((r["replays"] == 1) == (r["status"] == "finished") for r in rows)
     resumed = run_cli(arena_home, db_url, "tournament", "resume", str(tid), "--jobs", "2")
     assert f"matches: {TOTAL} finished" in resumed.stderr
+
+
+def _spawned_workers(root: int) -> list[int]:
+    """The multiprocessing children under ``root`` (a local Dask cluster's worker processes)."""
+    found = []
+    for ref in descendants(root):
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{ref.pid}/cmdline").read_bytes():
+                found.append(ref.pid)
+    return found
+
+
+def test_ctrl_c_while_the_local_clusters_workers_start_is_one_line(
+    sqlite_url: str, arena_home: Path, tmp_path: Path
+) -> None:
+    """A terminal's Ctrl-C while ``--local-cluster``'s worker processes import Dask: they start
+    with SIGINT blocked, so it is held until their setup has made it harmless.  Each printed a
+    KeyboardInterrupt traceback from its imports (after the run's own line), or stopped
+    answering until its nanny killed it ("Worker process still alive after 4.0 seconds")."""
+    tid = create(sqlite_url, arena_home, sandbox=True)
+    log = tmp_path / "start.log"
+    run = start(arena_home, sqlite_url, log, "tournament", "start", str(tid), "--local-cluster", "2")
+    tree = []
+    try:
+        wait_until(lambda: len(_spawned_workers(run.proc.pid)) == 2, 90, "the cluster's worker processes")
+        time.sleep(0.3)  # past their interpreters' start, importing Dask (about a second)
+        tree = descendants(run.proc.pid)
+        code = _stop(run, signal.SIGINT, group=True)
+        left = survivors(tree, [], timeout=15.0)
+    finally:
+        _cleanup(run, [r.pid for r in tree])
+    output = run.output()
+    assert not left, f"processes of the run outlived it: {left}"
+    assert code == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert "still alive" not in output and "Restarting worker" not in output, output
+    assert _last_line(output).startswith("error: interrupted (Ctrl-C): "), output
 
 
 # ---------------------------------------------------------------------- arena web

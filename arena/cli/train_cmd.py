@@ -51,7 +51,15 @@ def train(
     give the same weights; kill it and rerun the same command and it continues from the
     checkpoint.  Writes the weights (--out) and the learning curve as SVG (--curve).  Ship new
     weights by writing them to arena/strength/weights/value-v1.npz."""
-    from arena.strength.train import TrainConfig, TrainError, TrainProgress, curve_svg, write_weights
+    from arena.lifecycle import StopSignals, exit_status
+    from arena.strength.train import (
+        TrainConfig,
+        TrainError,
+        TrainingStopped,
+        TrainProgress,
+        curve_svg,
+        write_weights,
+    )
     from arena.termui import StatusLine
 
     try:
@@ -90,10 +98,20 @@ def train(
     from arena.strength.train import train as run_training
 
     try:
-        result = run_training(config, ckpt, fresh=fresh, checkpoint_every=checkpoint_every, progress=show)
+        with StopSignals(hint="the same command goes on from the last checkpoint written"):
+            result = run_training(config, ckpt, fresh=fresh, checkpoint_every=checkpoint_every, progress=show)
     except TrainError as exc:
         status.close()
         raise fail(str(exc), 2) from None
+    except TrainingStopped as stop:  # Ctrl-C, SIGTERM, SIGHUP: the whole chunks are kept
+        status.close()
+        if stop.checkpoint is None:
+            kept = "no chunk had finished: nothing was saved"
+        else:
+            kept = f"checkpoint {stop.checkpoint} holds them: the same command goes on from there"
+        raise fail(
+            f"{stop.how()} after {stop.games} of {games} games; {kept}", exit_status(stop.signum)
+        ) from None
     status.close()
     write_weights(result, out)
     svg.parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from arena import lifecycle
 from arena.engine import (
     Action,
     DiceStream,
@@ -298,24 +299,25 @@ def run_chunk(state: TrainState, heldout: HeldOut) -> TrainProgress:
     cfg = state.config
     started = time.perf_counter()
     player = ValueFunction(state.network) if cfg.policy == "self" and state.chunk > 0 else None
-    X, y = play_chunk(cfg, state.chunk, player)
-    pred = state.network.forward(X)
-    train_rmse = float(np.sqrt(np.mean((pred - y) ** 2))) * TARGET_SCALE
-    if state.buf_x.shape[0] == 0:
-        state.buf_x, state.buf_y = X, y
-    else:
-        state.buf_x = np.concatenate([state.buf_x, X])[-cfg.buffer :]
-        state.buf_y = np.concatenate([state.buf_y, y])[-cfg.buffer :]
-    adam_steps(state, state.chunk)
-    state.chunk += 1
-    state.games += cfg.chunk
-    state.elapsed += time.perf_counter() - started
-    rmse = heldout.rmse(state.network)
-    c = state.curve
-    c.games.append(state.games)
-    c.heldout_rmse.append(rmse)
-    c.train_rmse.append(train_rmse)
-    c.seconds.append(round(state.elapsed, 3))
+    X, y = play_chunk(cfg, state.chunk, player)  # the state is untouched until here
+    with lifecycle.deferred_stop():  # then changed as a whole: a stop signal waits for the end
+        pred = state.network.forward(X)
+        train_rmse = float(np.sqrt(np.mean((pred - y) ** 2))) * TARGET_SCALE
+        if state.buf_x.shape[0] == 0:
+            state.buf_x, state.buf_y = X, y
+        else:
+            state.buf_x = np.concatenate([state.buf_x, X])[-cfg.buffer :]
+            state.buf_y = np.concatenate([state.buf_y, y])[-cfg.buffer :]
+        adam_steps(state, state.chunk)
+        state.chunk += 1
+        state.games += cfg.chunk
+        state.elapsed += time.perf_counter() - started
+        rmse = heldout.rmse(state.network)
+        c = state.curve
+        c.games.append(state.games)
+        c.heldout_rmse.append(rmse)
+        c.train_rmse.append(train_rmse)
+        c.seconds.append(round(state.elapsed, 3))
     return TrainProgress(state.games, cfg.games, rmse, train_rmse, state.elapsed)
 
 
@@ -403,6 +405,18 @@ class TrainResult:
     elapsed: float  # seconds of training in all (every resumed part)
 
 
+class TrainingStopped(lifecycle.Stopped):
+    """Training was stopped by a signal (:class:`arena.lifecycle.StopSignals` in charge): the
+    chunk in progress was dropped, and ``checkpoint`` (None when no chunk had finished, or no
+    checkpoint file was asked for) holds every whole chunk, ``games`` games: running the same
+    training again continues from there, exactly as if it had not stopped."""
+
+    def __init__(self, signum: int, games: int, checkpoint: Path | None) -> None:
+        super().__init__(signum)
+        self.games = games
+        self.checkpoint = checkpoint
+
+
 def train(
     config: TrainConfig,
     checkpoint: Path | None = None,
@@ -415,7 +429,9 @@ def train(
     """Train to ``config.games`` games, resuming from ``checkpoint`` when it exists (unless
     ``fresh``).  A checkpoint is written every ``checkpoint_every`` seconds (0: every chunk) and
     at the end.  ``stop_after`` chunks (for tests) simulates an interruption: the run stops after
-    that many chunks of this call, leaving the checkpoint as an interrupted run would."""
+    that many chunks of this call, leaving the checkpoint as an interrupted run would.  A stop
+    signal (under :class:`arena.lifecycle.StopSignals`) drops the chunk in progress, writes the
+    checkpoint of the whole ones and raises :class:`TrainingStopped`."""
     config.check()
     resumed = 0
     if checkpoint is not None and checkpoint.exists() and not fresh:
@@ -426,18 +442,27 @@ def train(
     heldout = HeldOut.make(config)
     state.curve.zero_rmse, state.curve.board_rmse = heldout.reference()
     last_save = time.monotonic()
+    saved = resumed  # games in the checkpoint file this run has written or resumed from
     done_here = 0
-    while state.games < config.games:
-        report = run_chunk(state, heldout)
-        done_here += 1
-        if progress is not None:
-            progress(report)
-        due = time.monotonic() - last_save >= checkpoint_every
-        if checkpoint is not None and (due or state.games >= config.games):
-            save_checkpoint(state, checkpoint)
-            last_save = time.monotonic()
-        if stop_after is not None and done_here >= stop_after:
-            break
+    try:
+        while state.games < config.games:
+            report = run_chunk(state, heldout)
+            done_here += 1
+            if progress is not None:
+                progress(report)
+            due = time.monotonic() - last_save >= checkpoint_every
+            if checkpoint is not None and (due or state.games >= config.games):
+                save_checkpoint(state, checkpoint)
+                saved, last_save = state.games, time.monotonic()
+            if stop_after is not None and done_here >= stop_after:
+                break
+    except lifecycle.Stopped as stop:
+        kept = None
+        if checkpoint is not None and state.games > 0:
+            if state.games != saved:
+                save_checkpoint(state, checkpoint)
+            kept = checkpoint
+        raise TrainingStopped(stop.signum, state.games, kept) from None
     net = state.network
     net.meta = {
         "trained_games": state.games,

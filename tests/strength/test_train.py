@@ -5,9 +5,11 @@ learning curve plotted, the weights loadable."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -119,6 +121,55 @@ def test_arena_train_killed_and_rerun_continues_to_the_same_weights(tmp_path: Pa
     )
     assert rerun.returncode == 0, rerun.stderr
     assert "resumed at" in rerun.stderr
+    assert _same(load(whole).network.arrays(), load(out).network.arrays())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_arena_train_stopped_by_a_signal_keeps_its_whole_chunks(tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C (or SIGTERM) in the middle of training: the chunk in progress is dropped, the whole
+    ones are written to the checkpoint (here no periodic checkpoint was due), one line says how
+    many and where, the status is 128 + the signal; the same command then goes on to the weights
+    of an uninterrupted run.  (It used to end with the checkpoint of up to 30 s before.)"""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = ["--games", "400", "--checkpoint-every", "1000"]  # after _cli's "0": the later one counts
+    whole = tmp_path / "whole.npz"
+    done = subprocess.run(
+        _cli(["--out", str(whole)], tmp_path) + args, capture_output=True, text=True, env=env, timeout=240
+    )
+    assert done.returncode == 0, done.stderr
+    out, ckpt = tmp_path / "stopped.npz", tmp_path / "stopped.ckpt.npz"
+    proc = subprocess.Popen(
+        _cli(["--out", str(out)], tmp_path) + args, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr or ()), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 200
+    while not any(" 30/400 games" in line for line in lines):
+        assert proc.poll() is None and time.monotonic() < deadline, lines
+        time.sleep(0.01)
+    os.killpg(proc.pid, sig)
+    proc.wait(timeout=60)
+    reader.join(timeout=10)
+    err = "".join(lines)
+    assert proc.returncode == 128 + sig, err
+    last = err.strip().splitlines()[-1]
+    how = "interrupted (Ctrl-C)" if sig == signal.SIGINT else "stopped by SIGTERM"
+    found = re.fullmatch(
+        rf"error: {re.escape(how)} after (\d+) of 400 games; checkpoint (.+) holds them: the same "
+        r"command goes on from there",
+        last,
+    )
+    assert found is not None, err
+    assert 30 <= int(found.group(1)) < 400 and found.group(2) == str(ckpt), err
+    assert ckpt.exists() and not out.exists() and "Traceback" not in err
+    rerun = subprocess.run(
+        _cli(["--out", str(out)], tmp_path) + args, capture_output=True, text=True, env=env, timeout=240
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"resumed at {found.group(1)} games" in rerun.stderr
     assert _same(load(whole).network.arrays(), load(out).network.arrays())
 
 

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -112,6 +112,27 @@ def test_a_signal_to_the_tournaments_group_stops_it_cleanly(
     assert f"matches: {TOTAL} finished" in resumed.stderr
 
 
+def _ctrl_c_while_starting(run: Started, started: Callable[[], bool], what: str) -> str:
+    """Once ``started`` (a child process is there), wait 0.3 s (the child is past its
+    interpreter's start, importing Dask: about a second) and send SIGINT to the whole group, as
+    a terminal's Ctrl-C does; the run must end with 130, leave no process and print no
+    traceback.  Its output."""
+    tree = []
+    try:
+        wait_until(started, 90, what)
+        time.sleep(0.3)
+        tree = descendants(run.proc.pid)
+        code = _stop(run, signal.SIGINT, group=True, timeout=60)
+        left = survivors(tree, [], timeout=15.0)
+    finally:
+        _cleanup(run, [r.pid for r in tree])
+    output = run.output()
+    assert not left, f"processes of the run outlived it: {left}"
+    assert code == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    return output
+
+
 def _spawned_workers(root: int) -> list[int]:
     """The multiprocessing children under ``root`` (a local Dask cluster's worker processes)."""
     found = []
@@ -132,19 +153,9 @@ def test_ctrl_c_while_the_local_clusters_workers_start_is_one_line(
     tid = create(sqlite_url, arena_home, sandbox=True)
     log = tmp_path / "start.log"
     run = start(arena_home, sqlite_url, log, "tournament", "start", str(tid), "--local-cluster", "2")
-    tree = []
-    try:
-        wait_until(lambda: len(_spawned_workers(run.proc.pid)) == 2, 90, "the cluster's worker processes")
-        time.sleep(0.3)  # past their interpreters' start, importing Dask (about a second)
-        tree = descendants(run.proc.pid)
-        code = _stop(run, signal.SIGINT, group=True)
-        left = survivors(tree, [], timeout=15.0)
-    finally:
-        _cleanup(run, [r.pid for r in tree])
-    output = run.output()
-    assert not left, f"processes of the run outlived it: {left}"
-    assert code == 130, output
-    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    output = _ctrl_c_while_starting(
+        run, lambda: len(_spawned_workers(run.proc.pid)) == 2, "the cluster's worker processes"
+    )
     assert "still alive" not in output and "Restarting worker" not in output, output
     assert _last_line(output).startswith("error: interrupted (Ctrl-C): "), output
 
@@ -293,19 +304,9 @@ def test_ctrl_c_while_the_dask_worker_starts_prints_no_traceback(
     run = start(
         arena_home, sqlite_url, tmp_path / "worker.log", "worker", "--scheduler", scheduler, "--nworkers", "1"
     )
-    tree = []
-    try:
-        wait_until(lambda: bool(descendants(run.proc.pid)), 90, "arena worker to start dask worker")
-        time.sleep(0.3)  # the child is past its interpreter's start, importing Dask (about 1 s)
-        tree = descendants(run.proc.pid)
-        code = _stop(run, signal.SIGINT, group=True, timeout=60)
-        left = survivors(tree, [], timeout=15.0)
-    finally:
-        _cleanup(run, [r.pid for r in tree])
-    output = run.output()
-    assert not left, f"Dask worker processes outlived arena worker: {left}"
-    assert code == 130, output
-    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    output = _ctrl_c_while_starting(
+        run, lambda: bool(descendants(run.proc.pid)), "arena worker to start dask worker"
+    )
     assert _last_line(output) == "arena worker: interrupted (Ctrl-C)", output
 
 

@@ -434,17 +434,20 @@ def train(
     checkpoint of the whole ones and raises :class:`TrainingStopped`."""
     config.check()
     resumed = 0
-    if checkpoint is not None and checkpoint.exists() and not fresh:
-        state = load_checkpoint(checkpoint, config)
-        resumed = state.games
-    else:
-        state = TrainState(config, Network.init(config.hidden, config.seed))
-    heldout = HeldOut.make(config)
-    state.curve.zero_rmse, state.curve.board_rmse = heldout.reference()
-    last_save = time.monotonic()
-    saved = resumed  # games in the checkpoint file this run has written or resumed from
-    done_here = 0
+    saved = 0  # games in the checkpoint file this run has written or resumed from
+    state: TrainState | None = None
     try:
+        if checkpoint is not None and checkpoint.exists() and not fresh:
+            with lifecycle.deferred_stop():  # a stop while it loads: raised once it is loaded
+                state = load_checkpoint(checkpoint, config)
+                resumed = saved = state.games
+        else:
+            state = TrainState(config, Network.init(config.hidden, config.seed))
+        # the held-out games take seconds before the first chunk: a stop then is one too
+        heldout = HeldOut.make(config)
+        state.curve.zero_rmse, state.curve.board_rmse = heldout.reference()
+        last_save = time.monotonic()
+        done_here = 0
         while state.games < config.games:
             report = run_chunk(state, heldout)
             done_here += 1
@@ -457,12 +460,14 @@ def train(
             if stop_after is not None and done_here >= stop_after:
                 break
     except lifecycle.Stopped as stop:
+        games = state.games if state is not None else 0
         kept = None
-        if checkpoint is not None and state.games > 0:
-            if state.games != saved:
+        if checkpoint is not None and state is not None and games > 0:
+            if games != saved:
                 save_checkpoint(state, checkpoint)
             kept = checkpoint
-        raise TrainingStopped(stop.signum, state.games, kept) from None
+        raise TrainingStopped(stop.signum, games, kept) from None
+    assert state is not None
     net = state.network
     net.meta = {
         "trained_games": state.games,

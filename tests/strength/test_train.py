@@ -181,3 +181,37 @@ def test_arena_train_bad_options_say_what_is_wrong(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "players must be among 2, 3, 4" in bad.stderr
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["fresh", "resumed"])
+def test_a_stop_while_the_held_out_games_are_made_is_a_training_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, resume: bool
+) -> None:
+    """A stop signal before the first chunk (the held-out games take seconds at every start) is
+    reported as any other stop: :class:`TrainingStopped`, with what the checkpoint holds.  It
+    escaped as a bare :class:`arena.lifecycle.Stopped` and ``arena train`` ended with the status
+    but without a line (before the stop handling it said 'arena: interrupted (Ctrl-C)')."""
+    from arena import lifecycle
+    from arena.strength import train as train_mod
+
+    ckpt = tmp_path / "c.npz"
+    if resume:
+        train(SMALL, ckpt, checkpoint_every=0, stop_after=1)
+    made = train_mod.HeldOut.make
+
+    def make_then_signal(config: TrainConfig) -> train_mod.HeldOut:
+        held = made(config)
+        os.kill(os.getpid(), signal.SIGTERM)  # its handler runs here, in the main thread
+        return held
+
+    monkeypatch.setattr(train_mod.HeldOut, "make", staticmethod(make_then_signal))
+    before = {sig: signal.getsignal(sig) for sig in lifecycle.STOP_SIGNALS}
+    try:
+        with pytest.raises(train_mod.TrainingStopped) as stopped, lifecycle.StopSignals():
+            train(SMALL, ckpt, checkpoint_every=0)
+    finally:  # a stopped StopSignals leaves its handler in place (the command is on its way out)
+        for sig, old in before.items():
+            signal.signal(sig, old)
+    assert stopped.value.signum == signal.SIGTERM
+    assert stopped.value.games == (20 if resume else 0)
+    assert stopped.value.checkpoint == (ckpt if resume else None)

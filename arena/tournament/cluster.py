@@ -307,15 +307,18 @@ def leave_stop_signals_to_the_nanny() -> None:
     restarted by its nanny in the middle of the stop ("Restarting worker", SIGTERM and SIGHUP).
     A handler, not SIG_IGN, so that the bots it starts get the default actions.  A worker whose
     coordinator is killed outright still ends: Dask's child processes exit when their parent's
-    pipe closes.  The worker was spawned with SIGINT blocked (:func:`local_cluster`), so that a
-    Ctrl-C while it imported and connected was held; it is unblocked here, once it means nothing.
-    Does nothing outside the main thread (where signal handlers cannot be set)."""
+    pipe closes.  The worker was spawned with the three blocked (:func:`local_cluster`), so that
+    a signal while it imported and connected was held (a Ctrl-C printed a traceback from its
+    imports; a SIGTERM or SIGHUP killed it, and its nanny restarted it in the middle of the
+    stop); they are unblocked here, once they mean nothing.  (A worker that never gets here, a
+    failed start, is killed by its nanny with SIGKILL when the cluster closes.)  Does nothing
+    outside the main thread (where signal handlers cannot be set)."""
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in lifecycle.STOP_SIGNALS:
         if signal.getsignal(sig) != signal.SIG_IGN:
             signal.signal(sig, _stop_is_the_nannys)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(lifecycle.STOP_SIGNALS))
 
 
 def dask_setup(worker: Worker) -> None:
@@ -688,11 +691,13 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
     too (:class:`LocalWorkerSetup`)."""
     lifecycle.start_resource_tracker()  # before the nannies' queues and locks: a SIGHUP spares it
     # The cluster's event loop thread starts here and keeps this thread's mask: every worker
-    # process it spawns (a restarted one too) starts with SIGINT blocked, so a terminal's Ctrl-C
-    # while the worker imports Dask is held (it printed a KeyboardInterrupt traceback from its
-    # imports, or left the worker unanswering until its nanny killed it 4 s later) until the
-    # worker's setup has made it harmless (leave_stop_signals_to_the_nanny).
-    with interrupts_held():
+    # process it spawns (a restarted one too) starts with SIGINT, SIGTERM and SIGHUP blocked, so
+    # a signal to the whole group while the worker imports Dask and joins is held (a Ctrl-C
+    # printed a KeyboardInterrupt traceback from its imports, or left the worker unanswering
+    # until its nanny killed it 4 s later; a SIGTERM or SIGHUP killed it and its nanny restarted
+    # it mid-stop) until the worker's setup has made them harmless
+    # (leave_stop_signals_to_the_nanny).  This process's main thread still gets them.
+    with interrupts_held(lifecycle.STOP_SIGNALS):
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=workers,
             threads_per_worker=1,

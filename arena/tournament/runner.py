@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -140,15 +140,17 @@ class MatchExecutor(Protocol):
 
 
 @contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Block SIGINT in this thread while the body runs (then restore the mask): a worker process
-    the pool spawns meanwhile inherits the mask through its exec and so cannot be interrupted
-    while it imports (a terminal's Ctrl-C reaches the whole group, and each worker printed a
-    ``KeyboardInterrupt`` traceback from the middle of its imports).  The worker unblocks it once
-    its own handler is in place (:func:`arena.tournament.worker.init_worker`), and then gets the
-    pending signal.  This process loses nothing: a blocked signal stays pending, and Python's
-    handler runs in the main thread whichever thread the kernel hands the signal to."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+def interrupts_held(signals: Collection[int] = (signal.SIGINT,)) -> Iterator[None]:
+    """Block SIGINT (or ``signals``) in this thread while the body runs (then restore the mask):
+    a worker process the pool spawns meanwhile inherits the mask through its exec and so cannot
+    be interrupted while it imports (a terminal's Ctrl-C reaches the whole group, and each worker
+    printed a ``KeyboardInterrupt`` traceback from the middle of its imports).  The worker
+    unblocks it once its own handler is in place (:func:`arena.tournament.worker.init_worker`;
+    a local Dask cluster's: :func:`arena.tournament.cluster.leave_stop_signals_to_the_nanny`),
+    and then gets the pending signal.  This process loses nothing: a blocked signal stays
+    pending, and Python's handler runs in the main thread whichever thread the kernel hands the
+    signal to."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
     try:
         yield
     finally:

@@ -102,14 +102,16 @@ def init_worker(
         os.environ[LIVE_ENV] = live_socket
     if pinning is not None:
         pinning.pin_this_process()
-    _host = WorkerThread(Path(log_dir) if log_dir else None, config)
-    atexit.register(shutdown_worker)
     for sig in lifecycle.STOP_SIGNALS:  # (until here a signal simply ends the worker: no bot yet)
         if signal.getsignal(sig) != signal.SIG_IGN:
             signal.signal(sig, _on_signal)
     # spawned with SIGINT blocked (arena.tournament.runner.interrupts_held): a Ctrl-C that came
-    # while this process imported is delivered now, to the handler above
+    # while this process imported is delivered now, to the handler above.  Before the host's
+    # thread is made: it keeps the mask it is made with, and so would every bot it starts (they
+    # all had SIGINT blocked, an outside review found).
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _host = WorkerThread(Path(log_dir) if log_dir else None, config)
+    atexit.register(shutdown_worker)
     if parent_pid is not None:
         # The coordinator spawns its workers from the thread that runs the tournament, which
         # outlives them (the pool is shut down before it returns), so the signal means its death.

@@ -112,23 +112,29 @@ def test_a_signal_to_the_tournaments_group_stops_it_cleanly(
     assert f"matches: {TOTAL} finished" in resumed.stderr
 
 
-def _ctrl_c_while_starting(run: Started, started: Callable[[], bool], what: str) -> str:
-    """Once ``started`` (a child process is there), wait 0.3 s (the child is past its
-    interpreter's start, importing Dask: about a second) and send SIGINT to the whole group, as
-    a terminal's Ctrl-C does; the run must end with 130, leave no process and print no
-    traceback.  Its output."""
+def _signal_while_starting(
+    run: Started,
+    started: Callable[[], bool],
+    what: str,
+    sig: signal.Signals = signal.SIGINT,
+    delay: float = 0.3,
+) -> str:
+    """Once ``started`` (a child process is there), wait ``delay`` (0.3 s: the child is past its
+    interpreter's start, importing Dask, which takes about a second) and send ``sig`` to the
+    whole group, as a terminal's Ctrl-C or hang-up does; the run must end with 128 + the
+    signal, leave no process and print no traceback.  Its output."""
     tree = []
     try:
         wait_until(started, 90, what)
-        time.sleep(0.3)
+        time.sleep(delay)
         tree = descendants(run.proc.pid)
-        code = _stop(run, signal.SIGINT, group=True, timeout=60)
+        code = _stop(run, sig, group=True, timeout=60)
         left = survivors(tree, [], timeout=15.0)
     finally:
         _cleanup(run, [r.pid for r in tree])
     output = run.output()
     assert not left, f"processes of the run outlived it: {left}"
-    assert code == 130, output
+    assert code == 128 + sig, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
     return output
 
@@ -143,21 +149,31 @@ def _spawned_workers(root: int) -> list[int]:
     return found
 
 
-def test_ctrl_c_while_the_local_clusters_workers_start_is_one_line(
-    sqlite_url: str, arena_home: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("sig", "delay"),
+    [(signal.SIGINT, 0.3), (signal.SIGTERM, 0.3), (signal.SIGTERM, 1.0), (signal.SIGHUP, 1.0)],
+    ids=["SIGINT-importing", "SIGTERM-importing", "SIGTERM-joining", "SIGHUP-joining"],
+)
+def test_a_signal_while_the_local_clusters_workers_start_is_one_line(
+    sqlite_url: str, arena_home: Path, tmp_path: Path, sig: signal.Signals, delay: float
 ) -> None:
-    """A terminal's Ctrl-C while ``--local-cluster``'s worker processes import Dask: they start
-    with SIGINT blocked, so it is held until their setup has made it harmless.  Each printed a
-    KeyboardInterrupt traceback from its imports (after the run's own line), or stopped
-    answering until its nanny killed it ("Worker process still alive after 4.0 seconds")."""
+    """A signal to the whole group while ``--local-cluster``'s worker processes import Dask or
+    join: they start with SIGINT, SIGTERM and SIGHUP blocked, so it is held until their setup has
+    made it harmless.  A Ctrl-C printed a KeyboardInterrupt traceback per worker from its imports
+    (after the run's own line), or left one unanswering until its nanny killed it ("Worker
+    process still alive after 4.0 seconds"); a SIGTERM or SIGHUP killed them, and their nannies
+    restarted them in the middle of the stop ("Restarting worker", broadcast errors; found by an
+    outside review)."""
     tid = create(sqlite_url, arena_home, sandbox=True)
     log = tmp_path / "start.log"
     run = start(arena_home, sqlite_url, log, "tournament", "start", str(tid), "--local-cluster", "2")
-    output = _ctrl_c_while_starting(
-        run, lambda: len(_spawned_workers(run.proc.pid)) == 2, "the cluster's worker processes"
+    output = _signal_while_starting(
+        run, lambda: len(_spawned_workers(run.proc.pid)) == 2, "the cluster's worker processes", sig, delay
     )
     assert "still alive" not in output and "Restarting worker" not in output, output
-    assert _last_line(output).startswith("error: interrupted (Ctrl-C): "), output
+    assert "broadcast to" not in output and "never retrieved" not in output, output
+    how = "interrupted (Ctrl-C)" if sig == signal.SIGINT else f"stopped by {sig.name}"
+    assert _last_line(output).startswith(f"error: {how}: "), output
 
 
 # ---------------------------------------------------------------------- arena web
@@ -304,7 +320,7 @@ def test_ctrl_c_while_the_dask_worker_starts_prints_no_traceback(
     run = start(
         arena_home, sqlite_url, tmp_path / "worker.log", "worker", "--scheduler", scheduler, "--nworkers", "1"
     )
-    output = _ctrl_c_while_starting(
+    output = _signal_while_starting(
         run, lambda: bool(descendants(run.proc.pid)), "arena worker to start dask worker"
     )
     assert _last_line(output) == "arena worker: interrupted (Ctrl-C)", output

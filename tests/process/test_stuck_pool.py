@@ -51,8 +51,8 @@ def test_a_worker_killed_mid_message_is_noticed_and_the_pool_replaced(tmp_path: 
         marker = tmp_path / "sending"
         future = executor.submit(("big", str(marker), SIZE))  # type: ignore[arg-type]
         deadline = time.monotonic() + 60
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.002)
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.002)  # (the file exists before its pid is written: read it once it is)
         pid = int(marker.read_text())
         while not _writing_its_result(pid):  # kill it mid-message
             assert time.monotonic() < deadline, "the worker never began to send its result"

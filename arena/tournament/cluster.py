@@ -295,7 +295,11 @@ class LocalWorkerSetup(WorkerPlugin):
 
 
 def _stop_is_the_nannys(_signum: int, _frame: object) -> None:
-    """A local cluster worker's SIGINT, SIGTERM or SIGHUP: nothing; its nanny stops it."""
+    """A local cluster worker's SIGINT, SIGTERM or SIGHUP: its nanny stops it.  Dask's own
+    logging goes quiet meanwhile: the coordinator closes the scheduler as the stop's first step,
+    and a heartbeat of this worker in that moment logged "Failed to communicate with scheduler
+    during heartbeat" with a traceback (seen once in a clean-clone run)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
 
 
 def leave_stop_signals_to_the_nanny() -> None:

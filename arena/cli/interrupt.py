@@ -65,11 +65,10 @@ def exit_interrupted() -> NoReturn:
     it would only wait for stray threads and collect objects that a second Ctrl-C left half-closed,
     whose finalizers print "Exception ignored" tracebacks.
     """
-    global _redelivery_pending, _stop_pending
+    global _pending
     signal.signal(signal.SIGINT, _exit_now)
     _mark_interrupting()
-    _redelivery_pending = False  # this is the interrupt's end: nothing more to deliver or print
-    _stop_pending = None
+    _pending = None  # this is the interrupt's end: nothing more to deliver or print
     _write_message()
     atexit._run_exitfuncs()
     with contextlib.suppress(OSError, ValueError):
@@ -91,10 +90,10 @@ def _ignore_sigint() -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(OSError, ValueError):
             signal.signal(sig, signal.SIG_IGN)
-    if _redelivery_pending:
+    if _pending == signal.SIGINT:
         _exit_with_message(signal.SIGINT, None)
-    if _stop_pending is not None:
-        _exit_terminated(_stop_pending, None)
+    if _pending is not None:
+        _exit_terminated(_pending, None)
 
 
 def _interrupt_cause(exc: BaseException | None) -> bool:
@@ -122,25 +121,27 @@ def _mark_interrupting() -> None:
 
 
 _REDELIVERY_DELAY = 0.02  # seconds: long enough for the hook to have returned to the main code
-_redelivery_pending = False
+_pending: int | None = None  # a signal a finalizer swallowed, not yet delivered again
 
 
-def _redeliver() -> None:
-    """In a helper thread: trip SIGINT for the main thread once the hook is behind it."""
-    global _redelivery_pending
+def _redeliver(signum: int) -> None:
+    """In a helper thread: trip ``signum`` for the main thread once the hook is behind it."""
+    global _pending
     import time
 
     time.sleep(_REDELIVERY_DELAY)
-    _redelivery_pending = False
-    _thread.interrupt_main()
+    _pending = None
+    _thread.interrupt_main(signal.Signals(signum))
 
 
-def _redeliver_later() -> None:
-    global _redelivery_pending
+def _redeliver_later(signum: int) -> None:
+    """Deliver ``signum`` to the main thread again a moment from now (:func:`_unraisable`); a
+    process that ends before that ends as if it had arrived (:func:`_ignore_sigint`)."""
+    global _pending
     import threading
 
-    _redelivery_pending = True
-    threading.Thread(target=_redeliver, name="arena-ctrl-c", daemon=True).start()
+    _pending = signum
+    threading.Thread(target=_redeliver, args=(signum,), name="arena-redeliver", daemon=True).start()
 
 
 def _unraisable(unraisable: Any) -> None:
@@ -153,48 +154,26 @@ def _unraisable(unraisable: Any) -> None:
     KeyboardInterrupt it raises would be dropped once more.  Should the handler still run here (the
     hook delayed past the helper's wait), that KeyboardInterrupt is caught and delivered again; a
     process that reaches its end with a delivery pending ends as interrupted (see
-    :func:`_ignore_sigint`)."""
+    :func:`_ignore_sigint`).
+
+    A SIGTERM or SIGHUP whose :class:`Terminated` a finalizer swallowed the same way (the command
+    went on as if nothing had been sent) is delivered again too; a process that ends before that
+    ends as stopped: its line and 128 + the signal."""
     if isinstance(unraisable.exc_value, Terminated):
-        _resignal_later(unraisable.exc_value.signum)
+        _mark_interrupting()
+        _redeliver_later(unraisable.exc_value.signum)
         return
     if not _interrupt_cause(unraisable.exc_value):
         _previous_unraisable(unraisable)
         return
     _mark_interrupting()
     try:
-        _redeliver_later()
+        _redeliver_later(signal.SIGINT)
     except KeyboardInterrupt:
-        _redeliver_later()
+        _redeliver_later(signal.SIGINT)
 
 
 _previous_unraisable = sys.unraisablehook
-
-
-_stop_pending: int | None = None  # a stop signal a finalizer swallowed, not yet sent again
-
-
-def _resignal(signum: int) -> None:
-    """In a helper thread: send ``signum`` to this process again once the hook is behind it."""
-    global _stop_pending
-    import time
-
-    time.sleep(_REDELIVERY_DELAY)
-    _stop_pending = None
-    os.kill(os.getpid(), signum)
-
-
-def _resignal_later(signum: int) -> None:
-    """A SIGTERM or SIGHUP whose :class:`Terminated` a finalizer swallowed (the handler ran while
-    a ``__del__`` or a weakref callback did): the stop would be lost and the command would go on
-    as if nothing had been sent.  The signal is sent again a moment later, from a helper thread,
-    so that its handler runs in the main code and stops the command there; a process that ends
-    before that ends as stopped (:func:`_ignore_sigint`): its line and 128 + the signal."""
-    global _stop_pending
-    import threading
-
-    _mark_interrupting()
-    _stop_pending = signum
-    threading.Thread(target=_resignal, args=(signum,), name="arena-stop", daemon=True).start()
 
 
 def _terminate(signum: int, _frame: FrameType | None) -> None:
@@ -279,8 +258,8 @@ def exit_terminated(status: int) -> NoReturn:
     loop, bot processes' transports among them, and printed "Exception ignored ... Event loop is
     closed" tracebacks after the line (a SIGTERM in a match's last moments, often); a Ctrl-C
     never did.  A further stop signal meanwhile leaves at once, with the same status."""
-    global _stop_pending
-    _stop_pending = None  # this is the stop's end: its line is out
+    global _pending
+    _pending = None  # this is the stop's end: its line is out
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(OSError, ValueError):
             signal.signal(sig, lambda _s, _f: os._exit(status))

@@ -243,26 +243,30 @@ class WorkerThread:
         self._stop_loop()
 
     async def _shutdown(self) -> None:
-        """Let a release in flight finish stopping its bots (a release is fire-and-forget, and
-        the host often closes right after asking for one), cancel a match in progress, then stop
-        every bot left and the referee, and only then cancel what is still pending.  No bot process
-        outlives the loop.
+        """Cancel a match in progress, let a release in flight finish stopping its bots (a
+        release is fire-and-forget, and the host often closes right after asking for one), then
+        stop every bot left and the referee, and only then cancel what is still pending.  No bot
+        process outlives the loop.
 
-        The order matters twice.  The matches go first and alone: a match cut short while it
-        starts a bot has asyncio kill that process and wait for it, which needs asyncio's own task
-        connecting the process's pipes to finish (cancelled along with everything at once, it never
-        did: the wait never ended, and the worker lived until SIGKILLed).  And gRPC's own tasks are
-        never cancelled under a running server: the referee is stopped first (cancelling them
-        first made the server's stop crash the process with a segmentation fault)."""
+        The order matters three times.  The matches go first and alone: a match cut short while
+        it starts a bot has asyncio kill that process and wait for it, which needs asyncio's own
+        task connecting the process's pipes to finish (cancelled along with everything at once, it
+        never did: the wait never ended, and the worker lived until SIGKILLed).  A release waits
+        for the match in progress (one lock), so it can only finish once the match is cancelled:
+        waiting for the release first made a stopping tournament's local cluster worker wait for
+        its match to end, and its nanny killed it after 4 s ("Worker process still alive",
+        seen in a clean-clone run).  And gRPC's own tasks are never cancelled under a running
+        server: the referee is stopped first (cancelling them first made the server's stop crash
+        the process with a segmentation fault)."""
         current = asyncio.current_task()
         rest = [t for t in asyncio.all_tasks() if t is not current]
-        releases = [t for t in rest if t.get_name() == _RELEASE_TASK]
-        if releases:
-            await asyncio.wait(releases, timeout=RELEASE_WAIT)
         plays = [t for t in rest if t.get_name() == _PLAY_TASK]
         for t in plays:
             t.cancel()
         await asyncio.gather(*plays, return_exceptions=True)
+        releases = [t for t in rest if t.get_name() == _RELEASE_TASK]
+        if releases:
+            await asyncio.wait(releases, timeout=RELEASE_WAIT)
         await self.state.close()
         left = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
         for t in left:

@@ -173,6 +173,14 @@ def translate(exc: BaseException, url: str) -> StoreError | None:
 
 def _on_error(url: str) -> Any:
     def handle(ctx: ExceptionContext) -> None:
+        if ctx.is_pre_ping:
+            # Any error of the pool's ping means that pooled connection is unusable: a new one is
+            # made (a failed reconnect then says what is wrong).  The driver does not always say
+            # "disconnect": a server that dropped the connection while the ping's query was on its
+            # way gave psycopg's ProgrammingError "can't change 'autocommit' now", raised by
+            # SQLAlchemy's ping restoring autocommit, and the session failed.
+            ctx.is_disconnect = True
+            return
         error = translate(ctx.original_exception, url)
         if error is not None:
             raise error

@@ -469,3 +469,38 @@ def test_pool_pre_ping_reconnects(postgres_url: str) -> None:
             assert session.exec(select(Match)).all() == []
     finally:
         db.close()
+
+
+def test_a_pre_ping_that_fails_oddly_on_a_dropped_connection_still_reconnects(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server drops the pooled connection while the pre-ping's query is on its way: the ping
+    failed with "connection socket closed" and SQLAlchemy's psycopg ping, restoring autocommit
+    in its ``finally``, raised psycopg's ProgrammingError "can't change 'autocommit' now:
+    connection in transaction status ACTIVE" instead, which is not a disconnect: the session
+    failed (a clean-clone CI run of test_pool_pre_ping_reconnects).  Any error of a pre-ping
+    means that connection is unusable: a new one is made.  The race is injected: the first ping
+    of the really dropped connection fails as it did there, before psycopg has seen the drop (so
+    the connection does not look closed yet); pings after it are real."""
+    db = Database(postgres_url)
+    try:
+        with db.session() as session:
+            assert session.exec(select(Match)).all() == []
+        real_ping = db.engine.dialect.do_ping
+        pinged: list[bool] = []
+
+        def ping_as_in_the_race(dbapi_connection: Any) -> bool:
+            pinged.append(bool(dbapi_connection.closed))
+            if len(pinged) == 1:
+                raise psycopg.ProgrammingError(
+                    "can't change 'autocommit' now: connection in transaction status ACTIVE"
+                )
+            return bool(real_ping(dbapi_connection))
+
+        monkeypatch.setattr(db.engine.dialect, "do_ping", ping_as_in_the_race)
+        assert terminator(postgres_url)() >= 1
+        with db.session() as session:
+            assert session.exec(select(Match)).all() == []
+        assert pinged == [False], pinged  # the dropped connection's ping failed; a new one was made
+    finally:
+        db.close()

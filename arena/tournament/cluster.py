@@ -708,6 +708,10 @@ def local_cluster(workers: int, pin: bool | None = None) -> Iterator[Client]:
             processes=True,
             host="127.0.0.1",  # scheduler and workers on loopback only
             dashboard_address=None,
+            # The scheduler's HTTP server (health and metrics; no dashboard) on a free port of
+            # loopback: on Dask's default 8787 a second local cluster on the machine (or anything
+            # else there) made Dask warn "Port 8787 is already in use" in the middle of the run.
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             silence_logs=logging.ERROR,
         )
     try:

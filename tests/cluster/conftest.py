@@ -44,6 +44,7 @@ def cluster(worker_home: Path) -> Iterator[LocalCluster]:
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},  # no port 8787 warning
         silence_logs=logging.ERROR,
         env={"ARENA_HOME": str(worker_home)},
     )

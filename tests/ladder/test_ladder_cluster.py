@@ -29,6 +29,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     worker_home.mkdir()
     lc = LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},  # no port 8787 warning
         silence_logs=logging.ERROR, env={"ARENA_HOME": str(worker_home)},
     )  # fmt: skip
     try:

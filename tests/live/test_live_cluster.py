@@ -99,6 +99,7 @@ def cluster(tmp_path: Path) -> Iterator[str]:
     worker_home.mkdir()
     lc = LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},  # no port 8787 warning
         silence_logs=logging.ERROR, env={"ARENA_HOME": str(worker_home), LIVE_ENV: ""},
     )  # fmt: skip
     try:

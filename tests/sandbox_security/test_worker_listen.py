@@ -8,6 +8,7 @@ fix the worker and nanny listened on every interface (``0.0.0.0`` / ``::``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,9 +132,17 @@ def test_worker_command_and_listen_host() -> None:
 
 
 def test_a_local_cluster_listens_on_loopback_only() -> None:
-    """``--local-cluster N``: the scheduler and its workers are on 127.0.0.1."""
-    with local_cluster(1) as client:
-        info = client.scheduler_info()
-        addresses = [info["address"], *info["workers"]]
-        assert all(a.startswith("tcp://127.0.0.1:") for a in addresses), addresses
-        assert {ip for ip, _ in listening(os.getpid())} <= {"127.0.0.1"}
+    """``--local-cluster N``: the scheduler and its workers are on 127.0.0.1; the scheduler's
+    HTTP server takes a free port, so Dask's default 8787 being taken (here by this test) is no
+    warning ("Port 8787 is already in use", which every such run printed while another held it)."""
+    with socket.socket() as taken, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with contextlib.suppress(OSError):  # something else may hold it already: as good
+            taken.bind(("127.0.0.1", 8787))
+            taken.listen()
+        with local_cluster(1) as client:
+            info = client.scheduler_info()
+            addresses = [info["address"], *info["workers"]]
+            assert all(a.startswith("tcp://127.0.0.1:") for a in addresses), addresses
+            assert {ip for ip, _ in listening(os.getpid())} <= {"127.0.0.1"}
+    assert not [str(w.message) for w in caught if "8787" in str(w.message)]

@@ -9,10 +9,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlmodel import col, select
+
 from arena.botref import sample_bots
 from arena.leaderboard import MIN_GAMES, LeaderRow, leaderboard, store_ratings, to_json, to_markdown
 from arena.store.bots import DuplicateUploadError, add_bot, sha256_file
 from arena.store.db import Database
+from arena.store.models import Bot, BotVersion
 from arena.tournament.runner import ProgressFn, run_tournament
 from arena.tournament.service import create
 
@@ -83,6 +86,38 @@ def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
         raise LeaderboardDefinitionError(f"{path}: {exc}") from None
 
 
+def _check_registration(db: Database, toml: Path, bot: str, file: Path, samples: dict[str, Path]) -> None:
+    """A bot file of a definition is registered under its name (the file's name without
+    ``_bot`` and the suffix), a new version when it changed: refuse a file that would take a
+    sample bot's name (unless it is that sample's file) or the name of a registered bot of another
+    file (publishing silently replaced the sample ``greedy``, or a user's own bot, with it)."""
+    sample = samples.get(bot)
+    if sample is not None:
+        if file.resolve() == sample.resolve() or sha256_file(file) == sha256_file(sample):
+            return
+        raise LeaderboardDefinitionError(
+            f"{toml}: the file {file} would be registered as {bot!r}, the name of a sample bot "
+            f"(bots/{sample.name}); rename the file (its name without '_bot' and the suffix names "
+            f"the bot), or list the sample as {bot!r}"
+        )
+    with db.session() as session:
+        owner = session.exec(select(Bot).where(Bot.name == bot)).first()
+        latest = (
+            None
+            if owner is None
+            else session.exec(
+                select(BotVersion)
+                .where(BotVersion.bot_id == owner.id)
+                .order_by(col(BotVersion.version).desc())
+            ).first()
+        )
+    if latest is not None and latest.filename != file.name:
+        raise LeaderboardDefinitionError(
+            f"{toml}: the file {file} would be registered as {bot!r}, but {bot!r} is a registered "
+            f"bot of another file ({latest.filename}); rename the file, or see 'arena bots show {bot}'"
+        )
+
+
 def publish(
     db: Database,
     name: str,
@@ -96,6 +131,9 @@ def publish(
     their "Reproduce" line names the definition as ``shown`` (default ``name``: one in
     ``leaderboards/``; give the path of a definition kept elsewhere)."""
     d = load_definition(name, folder)
+    samples = sample_bots()
+    for bot, file in d.bots.items():
+        _check_registration(db, folder / f"{name}.toml", bot, file, samples)
     for bot, file in d.bots.items():
         with contextlib.suppress(DuplicateUploadError):
             add_bot(db, bot, file)

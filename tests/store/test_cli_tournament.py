@@ -189,6 +189,39 @@ def test_publish(sqlite_db: Database, tmp_path: Path) -> None:
     assert [(r.bot, r.games) for r in rows2] == [(r.bot, r.games) for r in rows]
 
 
+def test_publish_refuses_a_file_that_would_take_another_bots_name(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """A bot file of a definition is registered under its name: a changed copy of the greedy
+    named greedy_bot.py silently became the sample ``greedy``'s newest version (which ``arena
+    bots add`` refuses), and other_bot.py a new version of a user's ``other`` registered from
+    another file.  Both are refused before anything is played or registered; the sample's own
+    file listed by path is the sample."""
+    db = sqlite_db
+    folder = tmp_path / "boards"
+    folder.mkdir()
+    add_bot(db, "other", sample("invader"))
+    (folder / "greedy_bot.py").write_text(sample("greedy").read_text() + "# mine\n", encoding="utf-8")
+    (folder / "other_bot.py").write_text(sample("random").read_text(), encoding="utf-8")
+    _toml(folder, "taken-sample", ["greedy_bot.py", "random"])
+    with pytest.raises(LeaderboardDefinitionError, match=r"registered as 'greedy', the name of a sample bot"):
+        publish(db, "taken-sample", folder=folder)
+    _toml(folder, "taken-name", ["random", "other_bot.py"])
+    with pytest.raises(
+        LeaderboardDefinitionError, match=r"'other' is a registered bot of another file \(invader_bot.py\)"
+    ):
+        publish(db, "taken-name", folder=folder)
+    with db.session() as session:
+        assert session.exec(select(Tournament)).all() == []
+    assert [(i.bot.name, i.versions) for i in list_bots(db)] == [("other", 1)]  # nothing registered
+
+    (folder / "greedy_bot.py").write_text(sample("greedy").read_text(), encoding="utf-8")  # the sample itself
+    _toml(folder, "by-path", ["greedy_bot.py", "random"])
+    rows, _, _ = publish(db, "by-path", jobs=2, folder=folder)
+    assert {r.bot for r in rows} == {"greedy", "random"}
+    assert sorted((i.bot.name, i.versions) for i in list_bots(db)) == [("greedy", 1), ("other", 1), ("random", 1)]
+
+
 def test_definitions_name_every_sample_bot(tmp_path: Path) -> None:
     """Sample names are those of ``arena bots``: ``greedy-naive`` is ``bots/greedy_naive_bot.py``
     (it was refused); the shipped board loads; a path is read beside the TOML file."""

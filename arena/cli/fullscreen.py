@@ -24,15 +24,80 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+ESCAPE_WAIT = 0.03
+"""Seconds to wait for the rest of an escape sequence (a lone Esc is a key of its own)."""
 
-def read_key(fd: int) -> str:
-    """One key from ``fd`` (ready to read): a character, or a whole escape sequence."""
-    data = os.read(fd, 1)
-    if data == b"\x1b":
-        more, _, _ = select.select([fd], [], [], 0.03)
-        if more:
-            data += os.read(fd, 7)
-    return data.decode("utf-8", errors="replace")
+
+def _utf8_length(lead: int) -> int:
+    if lead >= 0xF0:
+        return 4
+    if lead >= 0xE0:
+        return 3
+    if lead >= 0xC0:
+        return 2
+    return 1
+
+
+def split_keys(data: bytes) -> tuple[list[str], bytes]:
+    """The keys ``data`` holds, in order, and what is left of a key cut short at its end (an
+    escape sequence or a UTF-8 character still arriving).  A key is a character, a whole CSI
+    sequence (``ESC [`` parameters then one final byte, e.g. ``"\\x1b[C"``, ``"\\x1b[5~"``)
+    or SS3 sequence (``ESC O`` and one byte), or a lone Esc.  Several keys arrive in one read
+    when a key is held or keys are pasted: each is one key (the reader took Esc and the next 7
+    bytes as one key, so three arrows in one read moved one step and the rest were lost)."""
+    keys: list[str] = []
+    i = 0
+    while i < len(data):
+        if data[i] == 0x1B:
+            if i + 1 >= len(data):
+                return keys, data[i:]
+            kind = data[i + 1]
+            if kind == ord("O"):
+                if i + 2 >= len(data):
+                    return keys, data[i:]
+                end = i + 3
+            elif kind == ord("["):
+                j = i + 2
+                while j < len(data) and 0x20 <= data[j] <= 0x3F:  # parameters, intermediates
+                    j += 1
+                if j >= len(data):
+                    return keys, data[i:]
+                end = j + 1  # the final byte
+            else:
+                end = i + 1  # Esc before an ordinary key: Esc, then that key
+            keys.append(data[i:end].decode("utf-8", errors="replace"))
+            i = end
+            continue
+        n = _utf8_length(data[i])
+        if i + n > len(data):
+            return keys, data[i:]
+        keys.append(data[i : i + n].decode("utf-8", errors="replace"))
+        i += n
+    return keys, b""
+
+
+class KeyReader:
+    """The keys typed on ``fd`` (a terminal in cbreak mode), one read at a time."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def read(self) -> list[str]:
+        """Every key of what ``fd`` has ready (call when it is ready to read): [""] at its end.
+        A key cut short is waited for :data:`ESCAPE_WAIT` seconds, then taken as it is."""
+        data = os.read(self.fd, 1024)
+        if not data:
+            return [""]
+        keys, rest = split_keys(data)
+        while rest:
+            more, _, _ = select.select([self.fd], [], [], ESCAPE_WAIT)
+            chunk = os.read(self.fd, 1024) if more else b""
+            if not chunk:
+                keys.append(rest.decode("utf-8", errors="replace"))
+                break
+            got, rest = split_keys(rest + chunk)
+            keys += got
+        return keys
 
 
 def lines_of(console: Console, screen: Text, width: int) -> int:
@@ -91,6 +156,7 @@ def run_fullscreen(
         shown = screen()
         return too_small(console, shown, min_width, min_lines) or shown
 
+    keys = KeyReader(fd)
     previous = signal.signal(signal.SIGWINCH, resized)
     try:
         tty.setcbreak(fd)
@@ -100,8 +166,8 @@ def run_fullscreen(
                 if wake_r in ready:
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 256)
-                if fd in ready and not on_key(read_key(fd)):
-                    break
+                if fd in ready and not all(on_key(key) for key in keys.read()):
+                    break  # all() stops at the key that ends the session
                 if not ready:
                     on_timeout()
                 live.update(draw(), refresh=True)

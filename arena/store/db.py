@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.pool import QueuePool
 from sqlmodel import Session
 
@@ -42,6 +42,7 @@ from sqlmodel import Session
 from .errors import DatabaseDamagedError as DatabaseDamagedError
 from .errors import DatabaseReadOnlyError as DatabaseReadOnlyError
 from .errors import DatabaseUnavailableError as DatabaseUnavailableError
+from .errors import DatabaseUrlError as DatabaseUrlError
 from .errors import NoDatabaseError as NoDatabaseError
 from .errors import SchemaTooNewError as SchemaTooNewError
 from .errors import SchemaTooOldError as SchemaTooOldError
@@ -67,7 +68,9 @@ READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web
 
 
 def sqlite_path(url: str) -> Path | None:
-    """The absolute file of a SQLite URL; None for another database or an in-memory one."""
+    """The absolute file of a SQLite URL; None for another database or an in-memory one
+    (:class:`DatabaseUrlError` for a URL this arena does not open)."""
+    check_url(url)
     u = make_url(url)
     if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
         return None
@@ -220,11 +223,41 @@ def _sqlite_engine(url: str, readonly: bool) -> Engine:
     return engine
 
 
+DRIVERS = ("sqlite", "sqlite+pysqlite", "postgresql+psycopg")
+"""The database URL schemes this arena opens (SQLite, and PostgreSQL with the psycopg driver it
+installs)."""
+
+URL_FORMS = "sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE"
+
+
+def check_url(url: str) -> None:
+    """:class:`DatabaseUrlError` unless ``url`` is a database URL of :data:`DRIVERS` (an
+    unparseable URL, an unknown dialect or a driver that is not installed ended every command
+    in a traceback)."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        shown = url.split("@", 1)[-1] if "@" in url else url  # never echo a password
+        raise DatabaseUrlError(
+            f"{shown!r} is not a database URL ({exc}; {how_chosen()}): give {URL_FORMS}"
+        ) from None
+    if parsed.drivername not in DRIVERS:
+        hint = ""
+        if parsed.drivername.startswith("postgres"):
+            hint = " (for PostgreSQL write postgresql+psycopg://: psycopg is the driver installed)"
+        raise DatabaseUrlError(
+            f"the database URL {parsed.render_as_string(hide_password=True)} names "
+            f"{parsed.drivername!r}, which Pool Arena does not open{hint}; give {URL_FORMS} "
+            f"({how_chosen()})"
+        )
+
+
 def make_engine(url: str | None = None, *, readonly: bool = False) -> Engine:
     """An engine for ``url`` (default :func:`database_url`) with the settings above; driver errors
     meaning damage or a read-only file come out as :class:`DatabaseDamagedError` /
-    :class:`DatabaseReadOnlyError`."""
+    :class:`DatabaseReadOnlyError`, a URL this arena does not open as :class:`DatabaseUrlError`."""
     url = url or database_url()
+    check_url(url)
     if url.startswith("sqlite"):
         engine = _sqlite_engine(url, readonly)
     elif readonly:
@@ -357,6 +390,7 @@ class Database:
 
     def __init__(self, url: str | None = None, *, readonly: bool = False) -> None:
         self.url = url or database_url()
+        check_url(self.url)
         self.readonly = readonly
         self.where = describe(self.url)
         path = sqlite_path(self.url)

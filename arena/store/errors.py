@@ -19,6 +19,10 @@ class DatabaseUnavailableError(StoreError):
     """The database cannot be opened or reached."""
 
 
+class DatabaseUrlError(DatabaseUnavailableError):
+    """The database URL is not one this arena opens (unparseable, or another driver)."""
+
+
 class DatabaseReadOnlyError(DatabaseUnavailableError):
     """The database file or its directory cannot be written; read-only commands still work."""
 

@@ -1,5 +1,6 @@
 """``arena replays view`` in a real terminal (tmux): it redraws when the window is resized, and says
-so when the window is too small for it, until it is enlarged again."""
+so when the window is too small for it, until it is enlarged again; keys that arrive together are
+each a key.  (The key splitting itself: test_fullscreen_keys.py.)"""
 
 from __future__ import annotations
 
@@ -72,6 +73,13 @@ def test_viewer_redraws_on_resize_and_says_when_too_small(home: Path, tmux: Tmux
     tmux("resize-window", "-t", "v", "-x", "100", "-y", "50")
     again = tmux.wait_for("lifeguard:")
     assert "step 0/" in again and "too small" not in again
+
+    # three arrows in one write (a held key, a paste): three steps (the reader took the first
+    # arrow and the next bytes as one unknown key: step 2 at most, the rest lost)
+    tmux("send-keys", "-t", "v", "Right", "Right", "Right")
+    tmux.wait_for("step 3/")
+    tmux("send-keys", "-t", "v", "Left", "l", "Left", "Left")
+    tmux.wait_for("step 1/")
 
     tmux("send-keys", "-t", "v", "?")  # the board's legend, in the viewer too
     tmux.wait_for("How to read the board")

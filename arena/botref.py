@@ -15,6 +15,7 @@ version a reference plays under.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +96,10 @@ def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> Resolve
     if ref in samples:
         return ResolvedBot(ref, "sample", ref, tuple(launch_command(samples[ref])), path=samples[ref])
     tried.append(f"not a sample bot ({', '.join(samples) or 'none found in ' + str(SAMPLES_DIR)})")
-    raise BotRefError(f"no bot {ref!r}: " + "; ".join(tried))
+    hyphen = ref.replace("_", "-")  # the sample files' names have underscores, the bots hyphens
+    close = [hyphen] if hyphen in samples else difflib.get_close_matches(ref, list(samples), n=2)
+    hint = f". Did you mean {' or '.join(close)}?" if close else ""
+    raise BotRefError(f"no bot {ref!r}: " + "; ".join(tried) + hint)
 
 
 def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
@@ -118,7 +122,7 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
     except UnknownBotError as exc:
         if at:  # name@N asks for a registered version and nothing else
             raise BotRefError(f"{exc} ({where})") from None
-        if _removed(db, name):  # removed from new matches: not silently replaced by a sample
+        if removed(db, name):  # removed from new matches: not silently replaced by a sample
             raise UnknownBotError(
                 f"{exc} ({where}: {name} was removed; {comeback(db, name)} brings it back)"
             ) from None
@@ -260,7 +264,7 @@ def _relative(path: Path) -> str:
         return str(path.resolve())
 
 
-def _removed(db: Database, name: str) -> bool:
+def removed(db: Database, name: str) -> bool:
     """Whether ``name`` is a registered bot that was removed."""
     from sqlmodel import col, select
 

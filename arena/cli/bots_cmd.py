@@ -60,6 +60,7 @@ def add(
     --no-check) play a short sandboxed check match against the random sample bot without
     forfeiting it.
     """
+    from arena.botref import removed
     from arena.store.bots import (
         add_bot,
         add_remote_bot,
@@ -101,6 +102,12 @@ def add(
         current = same_as_current(db, name, path)
         if current is not None and restore_stored_file(current, path):
             typer.echo(f"restored the stored file of {name} version {current.version} ({current.filename})")
+            return
+        if current is not None and not removed(db, name):  # nothing to do, and no error (scripts)
+            typer.echo(
+                f"{name} version {current.version} is this file already (sha256 {current.sha256[:12]}, "
+                f"{current.filename}); nothing added"
+            )
             return
         if check and current is None:  # a file already checked needs no check
             _check(name, path, no_sandbox)

@@ -46,6 +46,28 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """The message for a web server that could not listen on ``host:port``: what to change
+    (``--host`` for an address this machine does not have, ``--port`` for a port in use or
+    reserved)."""
+    import errno
+    import socket
+
+    why = exc.strerror or str(exc)
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        hint = (
+            "no interface of this machine has that address: give --host one of its addresses "
+            "(127.0.0.1 for this machine only, 0.0.0.0 for every interface)"
+        )
+    elif exc.errno == errno.EACCES:
+        hint = "ports below 1024 need privileges: try a --port above 1023"
+    elif exc.errno == errno.EADDRINUSE:
+        hint = "another program uses that port: try another --port (0 picks a free one)"
+    else:
+        hint = "check --host and --port"
+    return f"cannot listen on {host}:{port}: {why}; {hint}"
+
+
 def _not_found(exc: Exception) -> bool:
     from arena.store.tournaments import UnknownMatchError, UnknownTournamentError
 

@@ -14,7 +14,7 @@ import typer
 from arena.engine.chance import SEED_LIMIT
 from arena.seeds import secret_seed
 
-from .common import FORFEIT_EXIT, fail, web_environment
+from .common import FORFEIT_EXIT, cannot_listen, fail, web_environment
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -211,7 +211,7 @@ async def _run(session: PlaySession, host: str, port: int, pace: int, linger: fl
     try:
         sock = bind(host, port)
     except OSError as exc:
-        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port", 2) from None
+        raise fail(cannot_listen(host, port, exc), 2) from None
     # one game for the person here: no per-address cap (every local user shares 127.0.0.1, and
     # another's connections must not lock the person out of the game; the deadlines still hold)
     server = make_server(play_app(db, registry, pace), http=guarded_protocol(per_address=PROXIED))

@@ -20,7 +20,7 @@ from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.server import TlsFiles
 from arena.seeds import secret_seed
 
-from .common import database, fail, web_environment
+from .common import cannot_listen, database, fail, web_environment
 
 
 def serve(
@@ -153,9 +153,7 @@ def serve(
         try:
             sock = bind(host, port)
         except OSError as exc:
-            raise fail(
-                f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port", 2
-            ) from None
+            raise fail(cannot_listen(host, port, exc), 2) from None
 
         def say(line: str) -> None:
             typer.echo(line, err=True)

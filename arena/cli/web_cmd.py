@@ -8,7 +8,7 @@ import typer
 
 from arena.lifecycle import Stopped, StopSignals, exit_status
 
-from .common import database, fail, web_environment
+from .common import cannot_listen, database, fail, web_environment
 
 
 def web(
@@ -24,7 +24,7 @@ def web(
         try:
             sock = bind(host, port)
         except OSError as exc:
-            raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port") from None
+            raise fail(cannot_listen(host, port, exc)) from None
         app = create_app(db)
         typer.echo(f"Pool Arena web: {url_of(sock)}  (database {db.url}; Ctrl-C to stop)")
         try:

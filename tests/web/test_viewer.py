@@ -469,6 +469,13 @@ def test_arena_web_prints_its_url_and_serves(site: Site) -> None:
             [arena, "web", "--port", str(port)], env=env, capture_output=True, text=True, timeout=60
         )
         assert busy.returncode == 1 and "try another --port" in busy.stderr
+        # an address this machine does not have is the --host's fault, not the port's (TEST-NET-1)
+        foreign = subprocess.run(
+            [arena, "web", "--host", "192.0.2.1", "--port", str(port)],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert foreign.returncode == 1 and "give --host one of its addresses" in foreign.stderr, foreign.stderr
+        assert "--port" not in foreign.stderr
     finally:
         proc.send_signal(signal.SIGINT)
         try:

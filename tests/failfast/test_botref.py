@@ -78,6 +78,11 @@ def test_a_name_that_is_nothing_says_what_was_tried(db: Database, home: Path, tm
     assert "no bot 'mien'" in run.stderr and "not a sample bot" in run.stderr
     run = cli("evaluate", "mien", "--vs", "random", home=home, code=2)
     assert "no bot 'mien'" in run.stderr and "did you mean mine" in run.stderr
+    # a sample's file name (greedy_naive_bot.py) for its bot name: the sample is suggested
+    run = cli("match", "greedy_naive", "random", home=home, code=2)
+    assert run.stderr.rstrip().endswith("Did you mean greedy-naive?"), run.stderr
+    run = cli("match", "serch", "random", home=home, code=2)
+    assert run.stderr.rstrip().endswith("Did you mean search?"), run.stderr
     run = cli("match", "mine@7", "random", home=home, code=2)
     assert "mine has no version 7" in run.stderr
     run = cli("match", str(tmp_path / "nope.py"), "random", home=home, code=2)

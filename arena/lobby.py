@@ -30,7 +30,14 @@ from arena.sandbox import SandboxLimits
 from arena.store.bots import command_of, remote_versions, resolve_version
 from arena.store.db import Database, arena_home
 from arena.store.models import BotVersion
-from arena.store.tournaments import add_match, create_tournament, record_failure, record_result
+from arena.store.tournaments import (
+    add_match,
+    create_tournament,
+    finish_tournament,
+    mark_tournament_running,
+    record_failure,
+    record_result,
+)
 from arena.tournament.formats import Finished, History, Next, Pairing, Play, Recorded, Settings
 from arena.tournament.formats.lobby import RemoteStream
 
@@ -152,6 +159,8 @@ class Lobby:
         )
         assert t.id is not None
         self.tournament_id = t.id
+        mark_tournament_running(self.db, t.id)  # it plays while the server runs ("created, not started" said
+        # 'start it with arena tournament start', which played nothing and only flipped it)
         self.host.log_dir = arena_home() / "logs" / f"lobby-{t.id}"
         return self.address
 
@@ -183,6 +192,9 @@ class Lobby:
                         r.running.cancel()
                     with contextlib.suppress(Exception, asyncio.CancelledError):
                         await r.running
+            if self.tournament_id:
+                with contextlib.suppress(Exception):  # the results are stored; only the status
+                    finish_tournament(self.db, self.tournament_id)
         return len(self.results)
 
     async def _play(self, r: _Remote, pairing: Pairing) -> None:

@@ -430,6 +430,16 @@ def record_failure(db: Database, match_id: int, error: str) -> None:
         session.add(m)
 
 
+def mark_tournament_running(db: Database, tournament_id: int) -> None:
+    """Mark a tournament that is being played ``running`` (a lobby's, from its start)."""
+    with db.session() as session:
+        t = session.get(Tournament, tournament_id)
+        if t is not None and t.status != "running":
+            t.status = "running"
+            t.finished_at = None
+            session.add(t)
+
+
 def finish_tournament(db: Database, tournament_id: int) -> None:
     """Mark the tournament finished when no match is queued or running."""
     with db.session() as session:

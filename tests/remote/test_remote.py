@@ -25,7 +25,7 @@ from arena.referee.server import TlsFiles
 from arena.sandbox import SandboxLimits, bwrap_problem
 from arena.store.bots import add_bot, add_remote_bot
 from arena.store.db import Database
-from arena.store.tournaments import load_replay
+from arena.store.tournaments import get_tournament, load_replay
 from arena.v1 import arena_pb2 as pb
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -130,6 +130,8 @@ def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
         )
         lobby = Lobby(db, config, log=lambda _: None, on_event=on_event)
         address = await lobby.start()
+        # the lobby's tournament plays from the start (it said "created, not started")
+        assert get_tournament(db, lobby.tournament_id).status == "running"
         proxy = Proxy(int(address.rsplit(":", 1)[1]))
         await proxy.start()
         bot = await _bot(proxy.port, token, "--reconnect=20")
@@ -144,6 +146,7 @@ def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
 
     lobby, proxy, code, err = asyncio.run(main())
     assert code == 0, err.decode()
+    assert get_tournament(db, lobby.tournament_id).status == "finished"  # its games are played
     assert proxy.connections >= 2  # it really had to reconnect
     assert len(lobby.results) == 2
     assert lobby.results[0].seed != lobby.results[1].seed  # its second seat, not the dice it saw

@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Demo tournament {t.id}: {', '.join(bots)}; round robin with 2- and 4-player tables, every seat "
         f"rotation, duplicate dice; {total} matches, {args.jobs} in parallel, "
         f"{args.move_time:g}s per decision; seed {seed} (the same matches again: "
-        f"./dev demo --seed {seed})."
+        f"./dev demo --seed {seed}).",
+        soft_wrap=True,  # one line, wrapped by the terminal only: never a break inside the command
     )
     try:
         again = f"'{arena_command()} tournament resume {t.id}' plays what is left"

@@ -128,8 +128,9 @@ def test_demo_prints_match_counts_in_words(home: Path) -> None:
     line = next(line for line in demo.stdout.splitlines() if line.startswith("Matches:"))
     assert re.fullmatch(r"Matches: \d+ finished(, \d+ \w+)*\. Database: \S+", line), line
     assert "{" not in line and "'" not in line
-    text = " ".join(demo.stdout.split())  # the console wraps the header at its width
-    assert "duplicate dice; " in text and "seed 4711 (the same matches again: ./dev demo --seed 4711)" in text
+    header = demo.stdout.splitlines()[0]  # one line: a pipe got it broken inside the command
+    assert header.startswith("Demo tournament ") and "duplicate dice; " in header, demo.stdout
+    assert header.endswith("seed 4711 (the same matches again: ./dev demo --seed 4711)."), header
     # the hint's command works as printed, from the same shell (no venv on PATH: ./dev demo)
     hint = re.search(r"Replays \(\d+\): (\S+)/ +\(check one: (.+) engine verify <file>\)", demo.stdout)
     assert hint is not None, demo.stdout

@@ -219,7 +219,8 @@ def test_publish_refuses_a_file_that_would_take_another_bots_name(
     _toml(folder, "by-path", ["greedy_bot.py", "random"])
     rows, _, _ = publish(db, "by-path", jobs=2, folder=folder)
     assert {r.bot for r in rows} == {"greedy", "random"}
-    assert sorted((i.bot.name, i.versions) for i in list_bots(db)) == [("greedy", 1), ("other", 1), ("random", 1)]
+    registered = sorted((i.bot.name, i.versions) for i in list_bots(db))
+    assert registered == [("greedy", 1), ("other", 1), ("random", 1)]
 
 
 def test_definitions_name_every_sample_bot(tmp_path: Path) -> None:

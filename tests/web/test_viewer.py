@@ -474,7 +474,8 @@ def test_arena_web_prints_its_url_and_serves(site: Site) -> None:
             [arena, "web", "--host", "192.0.2.1", "--port", str(port)],
             env=env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert foreign.returncode == 1 and "give --host one of its addresses" in foreign.stderr, foreign.stderr
+        assert foreign.returncode == 1, foreign.stderr
+        assert "give --host one of its addresses" in foreign.stderr, foreign.stderr
         assert "--port" not in foreign.stderr
     finally:
         proc.send_signal(signal.SIGINT)

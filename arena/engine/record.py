@@ -280,11 +280,29 @@ def _replay_decision(state: State, obj: dict[str, Any], n: int) -> State:
     if legal is not None:
         expected = [str(a) for a in legal_actions(state)]
         if legal != expected:
-            raise ReplayError(n, f"legal actions {legal!r} differ from the engine's {expected!r}")
+            raise ReplayError(n, _legal_difference(legal, expected))
     try:
         return apply(state, action)
     except (IllegalActionError, EngineError) as exc:
         raise ReplayError(n, str(exc)) from None
+
+
+def _legal_difference(legal: Any, expected: list[str]) -> str:
+    """What differs between a record's list of legal actions and the engine's: the entries
+    that are only in one of them (a long list printed whole hid the one changed entry)."""
+    if not isinstance(legal, list):
+        return f"legal actions must be a list of actions, got {legal!r}"
+    extra = [a for a in legal if a not in expected]
+    missing = [a for a in expected if a not in legal]
+    parts = []
+    if extra:
+        parts.append(f"the record lists {', '.join(map(repr, extra))}, which the engine does not allow")
+    if missing:
+        parts.append(f"it lacks {', '.join(map(repr, missing))}, which the engine allows")
+    if not parts:
+        parts.append("the same actions in another order or repeated")
+    counts = f"{len(legal)} listed, {len(expected)} legal"
+    return f"legal actions differ from the engine's ({counts}): " + "; ".join(parts)
 
 
 def _check_result(state: State, obj: dict[str, Any], n: int) -> None:

@@ -200,8 +200,13 @@ def test_section6_wrong_legal_list_is_rejected(record2: str) -> None:
     legal = json.loads(lines_of(record2)[1])["legal"]
     err = rejected(edit_line(record2, 2, legal=legal[:-1]))
     assert err.line == 2 and "legal actions" in err.reason
+    assert f"it lacks {legal[-1]!r}, which the engine allows" in err.reason  # the entry, not the lists
     err = rejected(edit_line(record2, 2, legal=list(reversed(legal))))
-    assert err.line == 2 and "legal actions" in err.reason
+    assert err.line == 2 and "legal actions" in err.reason and "another order" in err.reason
+    edited = [*legal[:3], "setup red-9", *legal[4:]]
+    err = rejected(edit_line(record2, 2, legal=edited))
+    assert "the record lists 'setup red-9', which the engine does not allow" in err.reason
+    assert f"it lacks {legal[3]!r}" in err.reason and str(legal[5]) not in err.reason
 
 
 def test_section6_wrong_scores_placings_termination_are_rejected(record2: str) -> None:

@@ -76,6 +76,12 @@ def readonly_uri(path: Path) -> str:
     """A ``file:`` URI opening ``path`` read-only: ``mode=ro``, or ``immutable=1`` when the
     directory is read-only and SQLite could not create the ``-wal``/``-shm`` files it reads with."""
     if not path.is_file():
+        blocker = next((p for p in path.parents if p.is_file()), None)
+        if blocker is not None:  # the data folder named is a file: say so, not "no database"
+            raise NoDatabaseError(
+                f"there is no database at {path}: {blocker} is a file, not a folder ({how_chosen()}); "
+                f"set ARENA_HOME to your data folder (or ARENA_DATABASE_URL to a database URL)"
+            )
         raise NoDatabaseError(
             f"there is no database at {path} ({how_chosen()}); this command only reads, so it did "
             f"not create one. Set ARENA_HOME to your data directory (or ARENA_DATABASE_URL to a "

@@ -43,3 +43,19 @@ def test_a_bad_database_url_is_one_clear_line(url: str, said: str, tmp_path: Pat
         assert said in lines[0] and FORMS in lines[0] and "ARENA_DATABASE_URL" in lines[0], lines[0]
         assert "secret" not in run.stderr and "Traceback" not in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing created
+
+
+def test_a_data_folder_that_is_a_file_is_named_by_read_commands(tmp_path: Path) -> None:
+    """``ARENA_HOME`` naming a regular file: read commands said "there is no database at
+    FILE/arena.db"; they say the folder is a file (as write commands do)."""
+    home = tmp_path / "afile"
+    home.write_text("not a folder\n", encoding="utf-8")
+    for args in (["bots", "list"], ["replays", "list"]):
+        env = {**arena_env(home)}
+        run = subprocess.run(
+            [str(ARENA), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode == 1, run.stderr
+        assert f"{home} is a file, not a folder" in run.stderr and "set ARENA_HOME" in run.stderr, run.stderr
+        assert "Traceback" not in run.stderr
+    assert home.read_text(encoding="utf-8") == "not a folder\n"

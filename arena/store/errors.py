@@ -41,7 +41,8 @@ class DatabaseDamagedError(StoreError):
             advice = (
                 f"Run 'arena db check' to see what is damaged, and restore a backup made with "
                 f"'arena db backup FILE': stop every arena command using it, copy the backup over "
-                f"{where} and delete {where}-wal and {where}-shm."
+                f"{where} and delete {where}-wal and {where}-shm. Without a backup, start a "
+                f"fresh database elsewhere (another ARENA_HOME); this file stays as it is."
             )
         else:
             advice = "Run 'arena db check' to see which replays are damaged, and restore your pg_dump backup."

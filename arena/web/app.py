@@ -45,6 +45,7 @@ from arena.store.tournaments import UnknownMatchError
 from arena.tournament.pull import report as format_report
 
 from . import queries
+from .apidocs import api_docs_html
 from .boards import LeaderboardCache
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
 from .head import HeadAsGet
@@ -170,10 +171,15 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
     app = FastAPI(
         title="Pool Arena",
         description="Leaderboard, tournaments, matches and replays of Cool am Pool bot matches.",
-        docs_url="/api/docs",
+        docs_url=None,  # FastAPI's page loads Swagger UI from a CDN: our own, below
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
+
+    @app.get("/api/docs", include_in_schema=False, response_class=HTMLResponse)
+    def api_docs() -> HTMLResponse:
+        return HTMLResponse(api_docs_html(app.openapi()))
+
     app.add_middleware(GZipMiddleware, minimum_size=2000)
     app.add_middleware(HeadAsGet)  # every GET route (pages, API, streams) answers HEAD too
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

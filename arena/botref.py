@@ -62,6 +62,13 @@ class ResolvedBot:
     version_id: int | None = None
 
 
+def where_is(given: str, path: Path) -> str:
+    """`` (ABSOLUTE)`` when ``given`` is not already ``path``'s absolute form, else nothing (an
+    absolute path was repeated in brackets)."""
+    resolved = path.resolve()
+    return "" if str(resolved) == given else f" ({resolved})"
+
+
 def _looks_like_path(ref: str) -> bool:
     return "/" in ref or os.sep in ref or ref.startswith(".") or ref.startswith("~")
 
@@ -74,7 +81,7 @@ def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> Resolve
     if path.exists() or _looks_like_path(ref):
         if not path.exists():
             raise BotRefError(
-                f"{ref}: no such file ({path.resolve()}); a name with '/' is read as a path. "
+                f"{ref}: no such file{where_is(ref, path)}; a name with '/' is read as a path. "
                 f"Give the path of the bot's script or executable."
             )
         try:

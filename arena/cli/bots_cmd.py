@@ -60,7 +60,7 @@ def add(
     --no-check) play a short sandboxed check match against the random sample bot without
     forfeiting it.
     """
-    from arena.botref import removed
+    from arena.botref import removed, where_is
     from arena.store.bots import (
         add_bot,
         add_remote_bot,
@@ -84,7 +84,9 @@ def add(
         raise typer.BadParameter("give the bot's PATH (or --remote for a bot that connects in)")
     if not path.exists():  # a path on the command line that names nothing: usage, as in 'arena match'
         raise fail(
-            f"{path}: no such file ({path.resolve()}); give the path of the bot's script or executable", 2
+            f"{path}: no such file{where_is(str(path), path)}; "
+            "give the path of the bot's script or executable",
+            2,
         )
     if path.is_dir():  # the argument names the wrong kind of thing: usage too
         raise fail(f"{path} is a directory: give the path of the bot's script or executable", 2)

@@ -52,11 +52,15 @@ def test_empty_file_directory_and_oversized_file_are_refused(home: Path, tmp_pat
 
 
 def test_a_missing_file_is_a_usage_error_naming_the_path(home: Path, tmp_path: Path) -> None:
-    """As in 'arena match': exit 2, the path as given and where it was looked for."""
+    """As in 'arena match': exit 2, the path as given and where it was looked for (once: an
+    absolute path was repeated in brackets)."""
     missing = tmp_path / "sub" / "nope.py"
     run = cli("bots", "add", "x", str(missing), home=home, code=2)
-    assert f"error: {missing}: no such file ({missing.resolve()})" in run.stderr
+    assert f"error: {missing}: no such file; give" in run.stderr
     assert "give the path of the bot's script or executable" in run.stderr
+    relative = Path("no-such-dir") / "nope.py"  # read from the current folder: where that is
+    run = cli("bots", "add", "x", str(relative), home=home, code=2)
+    assert f"error: {relative}: no such file ({relative.resolve()}); give" in run.stderr
     _nothing_stored(home)
 
 

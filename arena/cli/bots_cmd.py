@@ -26,9 +26,10 @@ app = typer.Typer(
 
 @app.command("add")
 def add(
-    name: Annotated[str, typer.Argument(help="bot name (letters, digits, _ . -)")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="bot name (letters, digits, _ . -)")],
     path: Annotated[
-        Path | None, typer.Argument(help="the bot: a script (shebang or .py/.js/.sh) or an executable")
+        Path | None,
+        typer.Argument(metavar="PATH", help="the bot: a script (shebang or .py/.js/.sh) or an executable"),
     ] = None,
     fresh: Annotated[
         bool, typer.Option(help="start it fresh for every match instead of keeping it running")
@@ -206,7 +207,7 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
 
 
 @app.command("show")
-def show(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
+def show(name: Annotated[str, typer.Argument(metavar="NAME", help="bot name")]) -> None:
     """Show a bot and all its versions."""
     from arena.store.bots import artifact_path, bot_versions
 
@@ -223,7 +224,7 @@ def show(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
 
 
 @app.command("remove")
-def remove(name: Annotated[str, typer.Argument(help="bot name")]) -> None:
+def remove(name: Annotated[str, typer.Argument(metavar="NAME", help="bot name")]) -> None:
     """Remove a bot from listings and new tournaments (its versions and results are kept)."""
     from arena.botref import comeback
     from arena.store.bots import remove_bot

@@ -91,7 +91,9 @@ def _load(path: Path) -> Replay:
 
 
 @app.command()
-def verify(files: Annotated[list[Path], typer.Argument(help="game records (.jsonl)")]) -> None:
+def verify(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="game records (.jsonl)")],
+) -> None:
     """Replay game records through the engine: OK, or exactly where each one breaks.
 
     Every file is checked, in the order given; the exit status is the worst one's (1: a record
@@ -114,7 +116,7 @@ def verify(files: Annotated[list[Path], typer.Argument(help="game records (.json
 
 @app.command(epilog=escape(LEGEND))
 def show(
-    file: Annotated[Path | None, typer.Argument(help="a game record (.jsonl)")] = None,
+    file: Annotated[Path | None, typer.Argument(metavar="FILE", help="a game record (.jsonl)")] = None,
     step: Annotated[int | None, typer.Option(help="show only the board after event N (0 = start)")] = None,
     every: Annotated[bool, typer.Option(help="board after every event, not only after actions")] = False,
     color: Annotated[bool | None, typer.Option(help="ANSI colours (default: when a terminal)")] = None,

@@ -42,7 +42,10 @@ from .interrupt import run_interruptible
 def evaluate(
     candidate: Annotated[
         str,
-        typer.Argument(help="the bot to measure: a path, a registered bot (NAME or NAME@N) or a sample name"),
+        typer.Argument(
+            metavar="CANDIDATE",
+            help="the bot to measure: a path, a registered bot (NAME or NAME@N) or a sample name",
+        ),
     ],
     vs: Annotated[
         str, typer.Option("--vs", help="the baseline bot: a path, a registered bot or a sample name")

@@ -81,7 +81,10 @@ def show(
 @app.command("publish")
 def publish_(
     name: Annotated[
-        str, typer.Argument(help="a definition: NAME for leaderboards/NAME.toml, or the path of a .toml file")
+        str,
+        typer.Argument(
+            metavar="NAME", help="a definition: NAME for leaderboards/NAME.toml, or the path of a .toml file"
+        ),
     ],
     jobs: Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: cores)")] = None,
 ) -> None:

@@ -38,8 +38,9 @@ def match(
     bots: Annotated[
         list[str],
         typer.Argument(
+            metavar="BOT",
             help="2-4 bots, each a script/executable path, a registered bot (NAME or NAME@N) or a sample "
-            "name (greedy, greedy-naive, invader, random, search)"
+            "name (greedy, greedy-naive, invader, random, search)",
         ),
     ],
     seed: Annotated[

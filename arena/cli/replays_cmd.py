@@ -329,7 +329,7 @@ def export(
 @app.command()
 def verify(
     targets: Annotated[
-        list[str] | None, typer.Argument(metavar="[ID|FILE]...", help="match ids and/or .jsonl files")
+        list[str] | None, typer.Argument(metavar="ID|FILE", help="match ids and/or .jsonl files")
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="every finished match in the database")] = False,
     tournament: Annotated[int | None, typer.Option(help="with --all: only this tournament")] = None,

@@ -179,7 +179,7 @@ def _server_url(given: str) -> str:
 
 
 def submit(
-    file: Annotated[Path, typer.Argument(help="the bot's file (a script or an executable)")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="the bot's file (a script or an executable)")],
     name: Annotated[str, typer.Option("--name", help="the bot's name on the server")],
     server: Annotated[
         str | None, typer.Option("--server", help="the server's URL (else $ARENA_SERVER or the config file)")

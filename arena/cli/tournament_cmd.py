@@ -415,7 +415,7 @@ def create_(
 
 @app.command("start")
 def start(
-    tournament_id: Annotated[int, typer.Argument(help="tournament id")],
+    tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tournament id")],
     jobs: JobsOpt = None,
     pin: PinOpt = None,
     cluster: ClusterOpt = None,
@@ -430,7 +430,7 @@ def start(
 
 @app.command("resume")
 def resume(
-    tournament_id: Annotated[int, typer.Argument(help="tournament id")],
+    tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tournament id")],
     jobs: JobsOpt = None,
     pin: PinOpt = None,
     cluster: ClusterOpt = None,
@@ -483,7 +483,7 @@ def list_() -> None:
 
 
 @app.command("show")
-def show(tournament_id: Annotated[int, typer.Argument(help="tournament id")]) -> None:
+def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tournament id")]) -> None:
     """Show a tournament's settings, progress and standings."""
     with database(readonly=True) as db:
         t = get_tournament(db, tournament_id)

@@ -51,7 +51,7 @@ def _read_password() -> str:
 
 @app.command("add-admin")
 def add_admin(
-    name: Annotated[str, typer.Argument(help="the admin's username")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="the admin's username")],
     promote: Annotated[
         bool, typer.Option("--promote", help="make an existing (signed-up) account an admin")
     ] = False,
@@ -93,7 +93,7 @@ def add_admin(
 
 @app.command("token")
 def token(
-    name: Annotated[str, typer.Argument(help="the user's username")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="the user's username")],
     label: Annotated[str, typer.Option("--label", help="what the token is for")] = "cli",
 ) -> None:
     """Make a personal API token for NAME and print it (once: only its hash is stored)."""

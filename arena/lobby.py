@@ -29,6 +29,7 @@ from arena.referee.sessions import BotSession
 from arena.sandbox import SandboxLimits
 from arena.store.bots import command_of, remote_versions, resolve_version
 from arena.store.db import Database, arena_home
+from arena.store.lease import Lease
 from arena.store.models import BotVersion
 from arena.store.tournaments import (
     add_match,
@@ -121,6 +122,7 @@ class Lobby:
         self.results: list[MatchResult] = []
         self.interrupted = 0  # matches cut short by stop()
         self._stopping = False
+        self._lease: Lease | None = None  # the tournament's, held while the lobby plays it
 
     async def start(self) -> str:
         """Listen, expect every registered remote bot, and create the lobby's tournament."""
@@ -159,6 +161,11 @@ class Lobby:
         )
         assert t.id is not None
         self.tournament_id = t.id
+        # The lobby coordinates its tournament while the server runs: its lease held, so listings
+        # show it running (a running tournament nobody holds is shown interrupted, and 'arena
+        # tournament resume' marked it finished under the live lobby) and a resume is refused.
+        self._lease = Lease(self.db, t.id)
+        self._lease.acquire()
         mark_tournament_running(self.db, t.id)  # it plays while the server runs ("created, not started" said
         # 'start it with arena tournament start', which played nothing and only flipped it)
         self.host.log_dir = arena_home() / "logs" / f"lobby-{t.id}"
@@ -195,6 +202,7 @@ class Lobby:
             if self.tournament_id:
                 with contextlib.suppress(Exception):  # the results are stored; only the status
                     finish_tournament(self.db, self.tournament_id)
+            self._release_lease()
         return len(self.results)
 
     async def _play(self, r: _Remote, pairing: Pairing) -> None:
@@ -243,8 +251,14 @@ class Lobby:
     def _name(self, v: BotVersion) -> str:
         return self.opponent_names.get(v.id or 0, str(v.id))
 
+    def _release_lease(self) -> None:
+        if self._lease is not None:
+            self._lease.release()  # never raises
+            self._lease = None
+
     async def close(self) -> None:
         """Say goodbye to the remote bots and stop listening."""
+        self._release_lease()  # a lobby closed without running
         for r in self.remotes:
             self.server.revoke(r.session)
         await asyncio.sleep(0.2)  # let waiting streams receive their goodbye

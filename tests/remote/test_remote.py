@@ -387,3 +387,35 @@ def _tls_handshake(port: int, ca: Path) -> bool:
             return True
     except (OSError, ssl.SSLError):
         return False
+
+
+def test_a_playing_lobby_holds_its_tournament_so_listings_say_running(db: Database) -> None:
+    """While the lobby plays, its tournament is ``running`` as listings show it (a running
+    tournament no live coordinator holds is shown ``interrupted``, and 'arena tournament resume'
+    then marked it finished under the live lobby); a resume is refused while the lobby holds it,
+    and after the lobby ends nobody holds it."""
+    from arena.store.lease import LeaseHeldError, coordinated, coordinator_lease, shown_status
+
+    add_remote_bot(db, "remote")
+
+    async def main() -> int:
+        lobby = Lobby(
+            db,
+            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=1, sandbox=_sandbox()),
+            log=lambda _: None,
+        )
+        await lobby.start()
+        tid = lobby.tournament_id
+        try:
+            shown = shown_status(get_tournament(db, tid).status, tid in coordinated(db, [tid]))
+            assert shown == "running"
+            with pytest.raises(LeaseHeldError), coordinator_lease(db, tid):
+                pass
+            lobby.stop()
+            await asyncio.wait_for(lobby.run(), 30)
+        finally:
+            await lobby.close()
+        return tid
+
+    tid = asyncio.run(main())
+    assert coordinated(db, [tid]) == set()

@@ -105,7 +105,9 @@ def add(
         current = same_as_current(db, name, path)
         if current is not None and restore_stored_file(current, path):
             typer.echo(f"restored the stored file of {name} version {current.version} ({current.filename})")
-            return
+            if not removed(db, name):
+                return
+            # a removed bot: the file brings it back too (as 'bots remove' says), no new version
         if current is not None and not removed(db, name):  # nothing to do, and no error (scripts)
             typer.echo(
                 f"{name} version {current.version} is this file already (sha256 {current.sha256[:12]}, "

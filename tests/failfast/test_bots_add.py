@@ -126,3 +126,23 @@ def test_a_sample_name_takes_only_the_sample_file(home: Path, tmp_path: Path) ->
     _nothing_stored(home)
     cli("bots", "add", "greedy", str(GREEDY), "--no-check", home=home)
     cli("bots", "add", "my-greedy", str(mine), "--no-check", home=home)
+
+
+def test_re_adding_a_removed_bot_whose_stored_file_is_gone_restores_it_and_brings_it_back(
+    home: Path, tmp_path: Path
+) -> None:
+    """'arena bots remove' says adding the file again brings the bot back: so it does when the
+    stored file is missing too (the file was restored, and the bot stayed removed)."""
+    mine = tmp_path / "mine.py"
+    mine.write_bytes(REPO.joinpath("bots", "random_bot.py").read_bytes())
+    cli("bots", "add", "mine", str(mine), "--no-check", home=home)
+    cli("bots", "remove", "mine", home=home)
+    for stored in (home / "artifacts").rglob("mine.py"):
+        stored.unlink()
+    run = cli("bots", "add", "mine", str(mine), "--no-check", home=home)
+    assert "restored the stored file of mine version 1" in run.stdout, run
+    db = Database()
+    try:
+        assert [b.bot.name for b in list_bots(db)] == ["mine"]  # active again
+    finally:
+        db.close()

@@ -117,6 +117,14 @@ def _prepare_for_writing(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        folder = path.parent
+        blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:  # not a permission problem: a file where a folder must be
+            raise DatabaseUnavailableError(
+                f"cannot create the data directory {folder} for the database {path}: {blocker} is "
+                f"a file, not a folder ({how_chosen()}); set ARENA_HOME to your data folder (or "
+                f"ARENA_DATABASE_URL to a database URL)"
+            ) from None
         blocked = next((p for p in path.parent.parents if p.is_dir()), Path("/"))
         raise DatabaseReadOnlyError(
             f"cannot create the data directory {path.parent} for the database {path}: "

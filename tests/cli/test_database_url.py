@@ -14,6 +14,8 @@ from arena.store.db import Database, DatabaseUrlError
 
 from .helpers import ARENA, arena_env
 
+REPO = Path(__file__).resolve().parents[2]
+
 FORMS = "give sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE"
 
 BAD = {
@@ -59,3 +61,20 @@ def test_a_data_folder_that_is_a_file_is_named_by_read_commands(tmp_path: Path) 
         assert f"{home} is a file, not a folder" in run.stderr and "set ARENA_HOME" in run.stderr, run.stderr
         assert "Traceback" not in run.stderr
     assert home.read_text(encoding="utf-8") == "not a folder\n"
+
+
+def test_a_data_folder_that_is_a_file_is_named_by_write_commands(tmp_path: Path) -> None:
+    """``ARENA_HOME`` naming a regular file (or a folder under one): a write command said
+    "File exists (FOLDER is no write permission for this user (uid 0))", blaming permissions;
+    it says which path is a file, not a folder."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n", encoding="utf-8")
+    for home in (afile, afile / "sub"):
+        run = subprocess.run(
+            [str(ARENA), "bots", "add", "mine", str(REPO / "bots" / "random_bot.py"), "--no-check"],
+            cwd=tmp_path, env=arena_env(home), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 1, run.stderr
+        assert f"{afile} is a file, not a folder" in run.stderr, run.stderr
+        assert "permission" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert afile.read_text(encoding="utf-8") == "not a folder\n"

@@ -29,11 +29,12 @@ ESCAPE_WAIT = 0.03
 
 
 def _utf8_length(lead: int) -> int:
-    if lead >= 0xF0:
+    """The length of the UTF-8 character ``lead`` starts (1 for a byte that starts none)."""
+    if 0xF0 <= lead <= 0xF4:
         return 4
-    if lead >= 0xE0:
+    if 0xE0 <= lead <= 0xEF:
         return 3
-    if lead >= 0xC0:
+    if 0xC2 <= lead <= 0xDF:
         return 2
     return 1
 
@@ -69,10 +70,15 @@ def split_keys(data: bytes) -> tuple[list[str], bytes]:
             i = end
             continue
         n = _utf8_length(data[i])
-        if i + n > len(data):
-            return keys, data[i:]
-        keys.append(data[i : i + n].decode("utf-8", errors="replace"))
-        i += n
+        end = i + 1
+        while end < min(i + n, len(data)) and 0x80 <= data[end] <= 0xBF:  # continuation bytes
+            end += 1
+        if end == len(data) and end < i + n:
+            return keys, data[i:]  # the character's other bytes still arriving
+        # a whole character, or a lead byte cut short by another key (an invalid byte is a key
+        # of its own: it never takes the keys after it)
+        keys.append(data[i:end].decode("utf-8", errors="replace"))
+        i = end
     return keys, b""
 
 

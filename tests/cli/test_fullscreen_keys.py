@@ -60,3 +60,31 @@ def test_the_reader_waits_for_a_key_cut_short_and_takes_a_lone_escape() -> None:
     finally:
         os.close(r)
         os.close(w)
+
+
+@pytest.mark.parametrize(
+    "data,keys,rest",
+    [
+        (b"\xc3q", ["\ufffd", "q"], b""),  # a lead byte without its continuation: q is still a key
+        (b"\xe9q", ["\ufffd", "q"], b""),  # Latin-1 'e-acute' from a terminal not in UTF-8
+        (b"\xf0\x1b[C", ["\ufffd", RIGHT], b""),  # the arrow is not swallowed
+        (b"\xffab", ["\ufffd", "a", "b"], b""),  # never a lead byte
+        (b"\xe2\x82", [], b"\xe2\x82"),  # still arriving (the rest of a 3-byte character)
+    ],
+)
+def test_an_invalid_utf8_byte_is_one_key_and_takes_no_other(
+    data: bytes, keys: list[str], rest: bytes
+) -> None:
+    assert split_keys(data) == (keys, rest)
+
+
+@given(st.binary(max_size=40))
+def test_split_keys_is_total_and_keeps_only_a_key_cut_short(data: bytes) -> None:
+    """Any bytes: no error; every byte is in a key or in the rest, and the rest is the start of
+    a key still arriving (an escape sequence, or a UTF-8 character's first bytes)."""
+    keys, rest = split_keys(data)
+    assert all(isinstance(k, str) and k for k in keys)
+    assert data.endswith(rest)
+    if rest:
+        assert rest[0] == 0x1B or (0xC2 <= rest[0] <= 0xF4 and len(rest) < 4), rest
+        assert all(0x80 <= b <= 0xBF for b in rest[1:]) or rest[0] == 0x1B, rest

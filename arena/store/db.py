@@ -245,7 +245,7 @@ def check_url(url: str) -> None:
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as exc:
-        shown = url.split("@", 1)[-1] if "@" in url else url  # never echo a password
+        shown = url.rsplit("@", 1)[-1] if "@" in url else url  # never echo a password (nor one with an @)
         raise DatabaseUrlError(
             f"{shown!r} is not a database URL ({exc}; {how_chosen()}): give {URL_FORMS}"
         ) from None

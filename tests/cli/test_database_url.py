@@ -27,6 +27,10 @@ BAD = {
         "for PostgreSQL write postgresql+psycopg://",
     ),
     "bad-port": ("postgresql+psycopg://u:secret@127.0.0.1:xx/x", "is not a database URL"),
+    "bad-port-with-an-at-in-the-password": (
+        "postgresql+psycopg://u:pw@secret@127.0.0.1:xx/x",  # an unquoted '@' in the password
+        "is not a database URL",
+    ),
 }
 
 

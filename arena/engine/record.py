@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -291,18 +292,29 @@ def _legal_difference(legal: Any, expected: list[str]) -> str:
     """What differs between a record's list of legal actions and the engine's: the entries
     that are only in one of them (a long list printed whole hid the one changed entry)."""
     if not isinstance(legal, list):
-        return f"legal actions must be a list of actions, got {legal!r}"
+        return f"legal actions must be a list of actions, got {_SHORT.repr(legal)}"
     extra = [a for a in legal if a not in expected]
     missing = [a for a in expected if a not in legal]
     parts = []
     if extra:
-        parts.append(f"the record lists {', '.join(map(repr, extra))}, which the engine does not allow")
+        parts.append(f"the record lists {_some(extra)}, which the engine does not allow")
     if missing:
-        parts.append(f"it lacks {', '.join(map(repr, missing))}, which the engine allows")
+        parts.append(f"it lacks {_some(missing)}, which the engine allows")
     if not parts:
         parts.append("the same actions in another order or repeated")
     counts = f"{len(legal)} listed, {len(expected)} legal"
     return f"legal actions differ from the engine's ({counts}): " + "; ".join(parts)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = 80  # an action in full; a long string, or a deep or long value, cut short
+_SHORT.maxother = 80
+
+
+def _some(entries: list[Any], shown: int = 10) -> str:
+    """The first ``shown`` of ``entries``, and how many more (a record may hold any list)."""
+    text = ", ".join(_SHORT.repr(e) for e in entries[:shown])
+    return text + (f" and {len(entries) - shown} more" if len(entries) > shown else "")
 
 
 def _check_result(state: State, obj: dict[str, Any], n: int) -> None:

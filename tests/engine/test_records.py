@@ -207,6 +207,9 @@ def test_section6_wrong_legal_list_is_rejected(record2: str) -> None:
     err = rejected(edit_line(record2, 2, legal=edited))
     assert "the record lists 'setup red-9', which the engine does not allow" in err.reason
     assert f"it lacks {legal[3]!r}" in err.reason and str(legal[5]) not in err.reason
+    many = [*legal, *(f"place x-{i}" for i in range(10_000))]  # a huge list: a few named, counted
+    err = rejected(edit_line(record2, 2, legal=many))
+    assert "'place x-0'" in err.reason and "and 9990 more" in err.reason and len(err.reason) < 1000
 
 
 def test_section6_wrong_scores_placings_termination_are_rejected(record2: str) -> None:

@@ -54,7 +54,12 @@ def cannot_listen(host: str, port: int, exc: OSError) -> str:
     import socket
 
     why = exc.strerror or str(exc)
-    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+    if isinstance(exc, socket.gaierror):
+        hint = (
+            "that --host is no address and no name this machine can resolve: give one of its "
+            "addresses (127.0.0.1 for this machine only, 0.0.0.0 for every interface)"
+        )
+    elif exc.errno == errno.EADDRNOTAVAIL:
         hint = (
             "no interface of this machine has that address: give --host one of its addresses "
             "(127.0.0.1 for this machine only, 0.0.0.0 for every interface)"

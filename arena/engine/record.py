@@ -177,6 +177,8 @@ def _obj(line: str, n: int) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         # some messages end in "at" ("Unterminated string starting at"): one "at" before the column
         raise ReplayError(n, f"not JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}") from None
+    except RecursionError:  # a line nested about a thousand deep: no record is, and json gave up
+        raise ReplayError(n, "not a record line: JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise ReplayError(n, "expected a JSON object")
     return obj

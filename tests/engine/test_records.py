@@ -243,7 +243,8 @@ def test_section6_nothing_after_the_result_line(record2: str) -> None:
 
 def test_section6_non_json_line_is_rejected(record2: str) -> None:
     lines = lines_of(record2)
-    for bad in ('{"seat": 0, "legal": [', "not json", "[1, 2]"):
+    deep = '{"seat": 0, "legal": ' + "[" * 100_000 + "]" * 100_000 + "}"  # json's recursion gives up
+    for bad in ('{"seat": 0, "legal": [', "not json", "[1, 2]", deep):
         err = rejected(join([*lines[:4], bad, *lines[5:]]))
         assert err.line == 5
         assert "JSON" in err.reason

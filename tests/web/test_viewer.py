@@ -477,6 +477,11 @@ def test_arena_web_prints_its_url_and_serves(site: Site) -> None:
         assert foreign.returncode == 1, foreign.stderr
         assert "give --host one of its addresses" in foreign.stderr, foreign.stderr
         assert "--port" not in foreign.stderr
+        unknown = subprocess.run(
+            [arena, "web", "--host", "no-such-host.invalid", "--port", str(port)],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert unknown.returncode == 1 and "no name this machine can resolve" in unknown.stderr, unknown.stderr
     finally:
         proc.send_signal(signal.SIGINT)
         try:

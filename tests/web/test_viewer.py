@@ -481,7 +481,8 @@ def test_arena_web_prints_its_url_and_serves(site: Site) -> None:
             [arena, "web", "--host", "no-such-host.invalid", "--port", str(port)],
             env=env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert unknown.returncode == 1 and "no name this machine can resolve" in unknown.stderr, unknown.stderr
+        assert unknown.returncode == 1, unknown.stderr
+        assert "no name this machine can resolve" in unknown.stderr, unknown.stderr
     finally:
         proc.send_signal(signal.SIGINT)
         try:

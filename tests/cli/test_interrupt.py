@@ -13,6 +13,7 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -577,3 +578,26 @@ def test_sigterm_in_a_matchs_last_moments_prints_its_line_and_nothing_else(home:
         assert run.returncode in (128 + signal.SIGTERM, 0), out  # 0: the match was over first
         for noise in ("Exception ignored", "is closed", "Traceback"):
             assert noise not in out, out
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line() -> None:
+    """A Ctrl-C while the console script imports the command line (before ``main`` installs its
+    handling) raised KeyboardInterrupt out of the script's import line: a traceback and -2 (a
+    clean-clone run).  The script's module (``arena.cli.entry``) ends it as a later Ctrl-C does.
+    The interrupt is put exactly there: the import of ``arena.cli.main`` raises it."""
+    script = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def cut(name, *args, **kwargs):\n"
+        "    if name == 'arena.cli.main':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = cut\n"
+        "from arena.cli.entry import main\n"
+        "print('not reached')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == EXIT_INTERRUPTED, done.stderr
+    assert done.stderr == "arena: interrupted (Ctrl-C)\n" and done.stdout == "", done
+    scripts = Path(sys.executable).with_name("arena").read_text(encoding="utf-8")
+    assert "from arena.cli.entry import main" in scripts  # the console script goes through it

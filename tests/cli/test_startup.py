@@ -44,6 +44,7 @@ def test_help_lists_every_command_and_imports_none(home: Path) -> None:
     entry = {
         "arena",
         "arena.cli",
+        "arena.cli.entry",  # the console script's module
         "arena.cli.main",
         "arena.cli.lazy",
         "arena.cli.interrupt",

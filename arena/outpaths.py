@@ -8,6 +8,12 @@ import os
 from pathlib import Path
 
 
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file that stands where ``folder`` or one of its parents must be a folder, or None
+    (a data folder, ``--out`` or ``--logs`` path under a regular file)."""
+    return next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+
+
 def output_problem(path: Path) -> str | None:
     """Why the file ``path`` cannot be written, or None when it can.
 
@@ -19,8 +25,7 @@ def output_problem(path: Path) -> str | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent)
-        return f"{blocker} is a file, not a folder"
+        return f"{file_in_the_way(path.parent) or path.parent} is a file, not a folder"
     except OSError as exc:
         return exc.strerror or str(exc)
     existed = path.exists()
@@ -39,8 +44,7 @@ def folder_problem(path: Path) -> str | None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        blocker = next((p for p in reversed((path, *path.parents)) if p.exists() and not p.is_dir()), path)
-        return f"{blocker} is a file, not a folder"
+        return f"{file_in_the_way(path) or path} is a file, not a folder"
     except OSError as exc:
         return exc.strerror or str(exc)
     if not os.access(path, os.W_OK | os.X_OK):

@@ -9,13 +9,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlmodel import col, select
-
 from arena.botref import sample_bots
 from arena.leaderboard import MIN_GAMES, LeaderRow, leaderboard, store_ratings, to_json, to_markdown
-from arena.store.bots import DuplicateUploadError, add_bot, sha256_file
+from arena.store.bots import DuplicateUploadError, add_bot, newest_version, sha256_file
 from arena.store.db import Database
-from arena.store.models import Bot, BotVersion
 from arena.tournament.runner import ProgressFn, run_tournament
 from arena.tournament.service import create
 
@@ -100,17 +97,7 @@ def _check_registration(db: Database, toml: Path, bot: str, file: Path, samples:
             f"(bots/{sample.name}); rename the file (its name without '_bot' and the suffix names "
             f"the bot), or list the sample as {bot!r}"
         )
-    with db.session() as session:
-        owner = session.exec(select(Bot).where(Bot.name == bot)).first()
-        latest = (
-            None
-            if owner is None
-            else session.exec(
-                select(BotVersion)
-                .where(BotVersion.bot_id == owner.id)
-                .order_by(col(BotVersion.version).desc())
-            ).first()
-        )
+    latest = newest_version(db, bot)
     if latest is not None and latest.filename != file.name:
         raise LeaderboardDefinitionError(
             f"{toml}: the file {file} would be registered as {bot!r}, but {bot!r} is a registered "

@@ -103,17 +103,20 @@ def add(
         raise fail(str(exc)) from None
     with database() as db:
         current = same_as_current(db, name, path)
-        if current is not None and restore_stored_file(current, path):
-            typer.echo(f"restored the stored file of {name} version {current.version} ({current.filename})")
-            if not removed(db, name):
+        if current is not None:
+            gone = removed(db, name)  # a removed bot: the file brings it back (add_bot below)
+            if restore_stored_file(current, path):
+                typer.echo(
+                    f"restored the stored file of {name} version {current.version} ({current.filename})"
+                )
+                if not gone:
+                    return
+            elif not gone:  # nothing to do, and no error (scripts add their bots every time)
+                typer.echo(
+                    f"{name} version {current.version} is this file already (sha256 "
+                    f"{current.sha256[:12]}, {current.filename}); nothing added"
+                )
                 return
-            # a removed bot: the file brings it back too (as 'bots remove' says), no new version
-        if current is not None and not removed(db, name):  # nothing to do, and no error (scripts)
-            typer.echo(
-                f"{name} version {current.version} is this file already (sha256 {current.sha256[:12]}, "
-                f"{current.filename}); nothing added"
-            )
-            return
         if check and current is None:  # a file already checked needs no check
             _check(name, path, no_sandbox)
         v = add_bot(db, name, path, persistent=not fresh, max_bytes=limit)

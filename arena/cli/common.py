@@ -54,16 +54,11 @@ def cannot_listen(host: str, port: int, exc: OSError) -> str:
     import socket
 
     why = exc.strerror or str(exc)
+    addresses = "one of its addresses (127.0.0.1 for this machine only, 0.0.0.0 for every interface)"
     if isinstance(exc, socket.gaierror):
-        hint = (
-            "that --host is no address and no name this machine can resolve: give one of its "
-            "addresses (127.0.0.1 for this machine only, 0.0.0.0 for every interface)"
-        )
+        hint = f"that --host is no address and no name this machine can resolve: give {addresses}"
     elif exc.errno == errno.EADDRNOTAVAIL:
-        hint = (
-            "no interface of this machine has that address: give --host one of its addresses "
-            "(127.0.0.1 for this machine only, 0.0.0.0 for every interface)"
-        )
+        hint = f"no interface of this machine has that address: give --host {addresses}"
     elif exc.errno == errno.EACCES:
         hint = "ports below 1024 need privileges: try a --port above 1023"
     elif exc.errno == errno.EADDRINUSE:

@@ -265,6 +265,13 @@ def get_or_add_bot(session: Session, name: str, *, revive: bool = True) -> tuple
     return bot, False, False
 
 
+def newest_version(db: Database, name: str) -> BotVersion | None:
+    """The newest version of the bot ``name`` (removed or not), or None when there is no such bot."""
+    with db.session() as session:
+        bot = session.exec(select(Bot).where(Bot.name == name)).first()
+        return _latest_version(session, bot.id) if bot is not None and bot.id is not None else None
+
+
 def _latest_version(session: Session, bot_id: int) -> BotVersion | None:
     """The newest version of the bot ``bot_id``, or None."""
     return session.exec(

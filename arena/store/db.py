@@ -39,6 +39,8 @@ from sqlmodel import Session
 
 # Re-exported: the error types and the location helpers live in standard-library-only modules so
 # that fast commands can use them without loading SQLAlchemy; existing imports from here still work.
+from arena.outpaths import file_in_the_way
+
 from .errors import DatabaseDamagedError as DatabaseDamagedError
 from .errors import DatabaseReadOnlyError as DatabaseReadOnlyError
 from .errors import DatabaseUnavailableError as DatabaseUnavailableError
@@ -118,7 +120,7 @@ def _prepare_for_writing(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         folder = path.parent
-        blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        blocker = file_in_the_way(folder)
         if blocker is not None:  # not a permission problem: a file where a folder must be
             raise DatabaseUnavailableError(
                 f"cannot create the data directory {folder} for the database {path}: {blocker} is "
@@ -398,7 +400,6 @@ class Database:
 
     def __init__(self, url: str | None = None, *, readonly: bool = False) -> None:
         self.url = url or database_url()
-        check_url(self.url)
         self.readonly = readonly
         self.where = describe(self.url)
         path = sqlite_path(self.url)

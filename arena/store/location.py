@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from arena.outpaths import file_in_the_way
+
 from .errors import DatabaseReadOnlyError, DatabaseUnavailableError, NoDatabaseError, StoreError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -76,7 +78,7 @@ def readonly_uri(path: Path) -> str:
     """A ``file:`` URI opening ``path`` read-only: ``mode=ro``, or ``immutable=1`` when the
     directory is read-only and SQLite could not create the ``-wal``/``-shm`` files it reads with."""
     if not path.is_file():
-        blocker = next((p for p in path.parents if p.is_file()), None)
+        blocker = file_in_the_way(path.parent)
         if blocker is not None:  # the data folder named is a file: say so, not "no database"
             raise NoDatabaseError(
                 f"there is no database at {path}: {blocker} is a file, not a folder ({how_chosen()}); "

@@ -107,8 +107,15 @@ def list_(
         result = list_matches(db, filters, page=page, per_page=per_page)
     console = make_console()
     if not result.items:
-        where = "on this page" if result.total else "that match these filters"
-        typer.echo(f"no finished matches {where} ({result.total} in all)", err=True)
+        if result.total:  # a page past the last one: say which pages there are
+            pages = "page 1" if result.pages == 1 else f"pages 1-{result.pages}"
+            typer.echo(
+                f"page {page} is past the last one: the {result.total} matches make {pages} at "
+                f"{per_page} a page",
+                err=True,
+            )
+        else:
+            typer.echo("no finished matches that match these filters", err=True)
         return
     table = Table(
         title=f"Replays: page {result.page} of {result.pages}, matches {result.first}-{result.last} "

@@ -195,7 +195,7 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
         typer.echo("no bots registered; add one with 'arena bots add NAME PATH'")
         return
     table = Table(title="bots")
-    for col in ("name", "version", "versions", "file", "sha256", "matches", "added", "status"):
+    for col in ("name", "version", "versions", "file", "sha256", "matches", "added", "status", "process"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -206,7 +206,8 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
             r.sha256[:12],
             str(r.matches),
             r.created_at.strftime("%Y-%m-%d %H:%M"),
-            "removed" if r.removed else ("kept running" if r.persistent else "fresh per match"),
+            "removed" if r.removed else "active",
+            "kept across matches" if r.persistent else "fresh per match",  # --fresh at 'bots add'
         )
     make_console().print(table)
 

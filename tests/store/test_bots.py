@@ -227,6 +227,8 @@ def test_bots_cli(sqlite_url: str, arena_home: Path, tmp_path: Path) -> None:
     assert "mine" in out and "other" in out and "fresh per match" in out
     row = next(line for line in out.splitlines() if "mine" in line)
     assert "mine.py" in row and "│ 2 " in row  # latest version 2, 2 versions
+    assert "active" in row and "kept across matches" in row  # its status, and how its process runs
+    assert "fresh per match" in next(line for line in out.splitlines() if "other" in line)
 
     out, _ = cli("show", "mine")
     assert "mine (active), 2 version(s)" in out

@@ -79,6 +79,7 @@ class _Remote:
     schedule: RemoteStream
     matches: list[Recorded] = field(default_factory=list)  # what its schedule handed out, and how it went
     running: asyncio.Task[None] | None = None
+    released: bool = False  # its games are all played and it was told goodbye
 
     def next(self) -> Next:
         """What its schedule says now."""
@@ -187,6 +188,8 @@ class Lobby:
                     idle = r.session.stream_open and r.session.current is None and r.running is None
                     if idle and isinstance(answer := r.next(), Play):
                         r.running = asyncio.create_task(self._play(r, answer.pairings[0]))
+                    elif r.running is None and not r.released and isinstance(r.next(), Finished):
+                        self._release(r)
                 if all(r.running is None and isinstance(r.next(), Finished) for r in self.remotes):
                     break
                 if self.config.duration and time.monotonic() - started > self.config.duration:
@@ -248,6 +251,15 @@ class Lobby:
         summary = ", ".join(f"{s.name} {s.score} ({s.termination})" for s in result.seats)
         self.log(f"match {match_id} finished: {summary}")
 
+    def _release(self, r: _Remote) -> None:
+        """``r`` has played every game of its schedule: its waiting stream (or its next one) gets a
+        Goodbye, so the bot exits instead of waiting for games that will not come (under ``arena
+        serve`` the server goes on after the lobby's games, and other remote bots may still play)."""
+        r.released = True
+        self.server.revoke(r.session)
+        played = sum(1 for m in r.matches if m.status == "finished")
+        self.log(f"{r.name}: all its lobby games played ({played} finished); told goodbye")
+
     def _name(self, v: BotVersion) -> str:
         return self.opponent_names.get(v.id or 0, str(v.id))
 
@@ -260,7 +272,8 @@ class Lobby:
         """Say goodbye to the remote bots and stop listening."""
         self._release_lease()  # a lobby closed without running
         for r in self.remotes:
-            self.server.revoke(r.session)
+            if not r.released:
+                self.server.revoke(r.session)
         await asyncio.sleep(0.2)  # let waiting streams receive their goodbye
         await self.host.close(0.5)
         await _unwound_rpcs()

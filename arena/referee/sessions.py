@@ -89,17 +89,22 @@ class SessionRegistry:
         return session
 
     def retired(self, token: str) -> BotSession | None:
-        """The revoked persistent session of ``token`` if its goodbye is still owed (only once)."""
+        """The revoked persistent session of ``token`` if its goodbye is still owed (only once), or
+        the revoked session of the remote bot holding ``token`` (every time it comes back)."""
         session = self._retired.pop(token, None)
-        if session is None or not secrets.compare_digest(session.token, token):
-            return None
-        return session
+        if session is not None and secrets.compare_digest(session.token, token):
+            return session
+        # A remote bot whose games are over (its session revoked): told goodbye each time it comes
+        # back, not refused as an unknown token (which the SDK takes for a fault, and which would
+        # count towards its address's lockout); only a holder of the real token gets this far.
+        remote = self._remote.get(token_hash(token)) if token else None
+        return remote if remote is not None and remote.revoked else None
 
     def revoke(self, session: BotSession) -> None:
         """Invalidate the token: later streams with it are refused as unauthenticated (except
         that a persistent session's next stream gets the Goodbye it would have waited for)."""
         session.revoked = True
         self._by_token.pop(session.token, None)
-        if session.persistent:
+        if session.persistent and session.token:  # a remote session has no token of its own
             self._retired[session.token] = session
         session.close()

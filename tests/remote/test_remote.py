@@ -419,3 +419,43 @@ def test_a_playing_lobby_holds_its_tournament_so_listings_say_running(db: Databa
 
     tid = asyncio.run(main())
     assert coordinated(db, [tid]) == set()
+
+
+def test_a_remote_bot_whose_games_are_played_is_told_goodbye_while_the_lobby_goes_on(db: Database) -> None:
+    """Under ``arena serve`` the server goes on after the lobby's games (and other remote bots may
+    still play): a remote bot whose own games are all played gets a Goodbye and exits 0 at once,
+    not when the server stops (it waited). A stream it opens later with its token is told goodbye
+    too, not refused as an unknown token."""
+    _, token = add_remote_bot(db, "remote")
+    logged: list[str] = []
+
+    async def main() -> tuple[int, bytes, pb.RefereeMessage]:
+        lobby = Lobby(
+            db,
+            LobbyConfig(listen="127.0.0.1:0", opponents=("greedy",), games=2, sandbox=_sandbox()),
+            log=logged.append,
+        )
+        address = await lobby.start()
+        bot = await _bot(int(address.rsplit(":", 1)[1]), token)
+        try:
+            assert await asyncio.wait_for(lobby.run(), 120) == 2
+            # the lobby has not been closed: the bot leaves because it was told goodbye
+            _, err = await asyncio.wait_for(bot.communicate(), 20)
+            async with grpc.aio.insecure_channel(address) as channel:
+                play = channel.stream_stream(
+                    METHOD, pb.BotMessage.SerializeToString, pb.RefereeMessage.FromString
+                )
+                call = play(metadata=(("arena-token", token),))
+                later = await asyncio.wait_for(call.read(), 10)
+                call.cancel()
+        finally:
+            if bot.returncode is None:
+                bot.kill()
+            await lobby.close()
+        return bot.returncode or 0, err, later
+
+    code, err, later = asyncio.run(main())
+    assert code == 0, err.decode()
+    assert later.WhichOneof("message") == "goodbye", later
+    assert later.goodbye.reason == "no further matches for this token"
+    assert "remote: all its lobby games played (2 finished); told goodbye" in logged

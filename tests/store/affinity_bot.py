@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Plays the first legal action and, once at start, writes the cores it may run on and those of
+"""Plays the engine's cheap greedy policy (a short game: the first legal action plays every game to the
+round cap) and, once at start, writes the cores it may run on and those of
 its parent (the worker that started it) to ``$AFFINITY_OUT/<pid>.json``."""
 
 import json
 import os
 
+from arena.engine import GreedyPolicy
 from arena.sdk import Bot, run
 
 
@@ -12,7 +14,7 @@ class AffinityBot(Bot):
     name = "affinity"
 
     def choose(self, state, legal):
-        return legal[0]
+        return GreedyPolicy().choose(state)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,25 @@ def test_printable_leaves_no_control_character_and_keeps_plain_text(text: str) -
 @pytest.mark.parametrize(
     ("raw", "shown"),
     [("a\x00b", "a\\x00b"), ("\x1b[2J", "\\x1b[2J"), ("tab\tnew\nline", "tab\tnew\nline"), ("\x9b", "\\x9b"),
-     ("é ✓", "é ✓"), ("\u2028", "\\u2028")],
+     ("é ✓", "é ✓"), ("\u2028", "\\u2028"),
+     # a right-to-left override makes "exe.txt" read "txt.exe"; zero-width and tag characters hide text
+     ("ValueError: boom\u202etxt.exe", "ValueError: boom\\u202etxt.exe"), ("a\u200bb", "a\\u200bb"),
+     ("\U000e0041", "\\U000e0041"), ("\u2066x\u2069", "\\u2066x\\u2069")],
 )  # fmt: skip
 def test_printable_examples(raw: str, shown: str) -> None:
     assert printable(raw) == shown
+
+
+def test_printable_escapes_every_format_character() -> None:
+    """Every character of Unicode category Cf (format: bidirectional controls, zero-width
+    characters, tags) that this Python knows is written as an escape, and so is nothing that is a
+    letter, mark, number, punctuation, symbol or a plain space."""
+    import unicodedata
+
+    for code in range(0x110000):
+        c = chr(code)
+        kind = unicodedata.category(c)
+        if kind == "Cf":
+            assert printable(c) != c, f"U+{code:04X} ({kind}) is shown raw"
+        elif kind[0] in "LMNPS" or c == " ":
+            assert printable(c) == c, f"U+{code:04X} ({kind}) is escaped"

@@ -42,6 +42,11 @@ from .status import Probed, ProcessStatus
 
 INTERPRETERS = {".py": [sys.executable], ".js": ["node"], ".mjs": ["node"], ".cjs": ["node"], ".sh": ["bash"]}
 TAIL_BYTES = 4096
+# Past its output limit a pipe is read at most this fast: reading a flood only to drop it cost the
+# referee's event loop several seconds of CPU in a match (a bot writing 64 KiB chunks in a loop on
+# both pipes), uncharged to the bot and slowing its opponents; now such a bot blocks on its own
+# writes, and the tail (for a crash's detail) stays current.
+DRAIN_BYTES_PER_SECOND = 4 << 20
 GUARD = Path(guard.__file__).resolve()
 GUARD_GRACE = 3.0  # seconds for a guard to kill and reap its bot's tree before it is SIGKILLed
 
@@ -85,13 +90,15 @@ def launch_command(path: str | os.PathLike[str]) -> list[str]:
 
 
 class _Capture:
-    """Drain one pipe: the first ``limit`` bytes go to a file, the last few KiB stay in memory."""
+    """Drain one pipe: the first ``limit`` bytes go to a file, the last few KiB stay in memory.
+    Once ``limit`` bytes have come, the pipe is read no faster than :data:`DRAIN_BYTES_PER_SECOND`."""
 
     def __init__(self, stream: asyncio.StreamReader, sink: IO[bytes] | None, limit: int) -> None:
         self.tail: deque[bytes] = deque()
         self.tail_size = 0
         self.dropped = 0
         self.written = 0
+        self.read = 0  # bytes read from the pipe
         self.task = asyncio.create_task(self._run(stream, sink, limit))
 
     async def _run(self, stream: asyncio.StreamReader, sink: IO[bytes] | None, limit: int) -> None:
@@ -107,6 +114,9 @@ class _Capture:
                         sink.write(chunk[:room])
                         self.written += min(room, len(chunk))
                     self.dropped += max(0, len(chunk) - room)
+                self.read += len(chunk)
+                if self.read > limit:  # a flood: no faster than the drain rate
+                    await asyncio.sleep(len(chunk) / DRAIN_BYTES_PER_SECOND)
         finally:
             if sink is not None:
                 if self.dropped:

@@ -25,6 +25,12 @@ NOISE = re.compile(
     r"|^[\]}),;{\[]+$"
     r"|^[a-z_]\w*: (?:'.*'|\".*\"|-?\d+|\[.*|\{.*|true|false|null|undefined),?$"
 )
+# Python gRPC's printed RpcError: a first line naming the class (``grpc._channel._MultiThreadedRendezvous:
+# <_MultiThreadedRendezvous of RPC that terminated with:``), then ``status = StatusCode.X`` and
+# ``details = "..."`` on lines of their own, then ``>``
+GRPC_ERROR = re.compile(r"^([\w.]+): <\w+ of RPC that terminated with:$")
+GRPC_STATUS = re.compile(r"^status = StatusCode\.(\w+)$")
+GRPC_DETAILS = re.compile(r'^details = "(.*)"$')
 LINE_LIMIT = 300
 GENERIC_STREAM_END = "the stream ended"
 CRASHED = "crashed"  # the termination of a crash (arena.endings' word; this module imports nothing)
@@ -45,6 +51,8 @@ def exception_line(stderr_tail: str) -> str | None:
         return None
     for k in range(len(lines) - 1, -1, -1):
         line = lines[k]
+        if grpc := GRPC_ERROR.match(line):  # its status and details, not the class's first line
+            return _grpc_error(grpc.group(1), lines[k + 1 : k + 4])[:LINE_LIMIT]
         if EXCEPTION_LINE.match(line):
             follow = lines[k + 1] if k + 1 < len(lines) else ""
             if follow and not NOISE.match(follow) and (line.endswith(":") or follow.startswith("what():")):
@@ -54,6 +62,16 @@ def exception_line(stderr_tail: str) -> str | None:
         if not NOISE.match(line):
             return line[:LINE_LIMIT]
     return lines[-1][:LINE_LIMIT]
+
+
+def _grpc_error(name: str, following: list[str]) -> str:
+    """Python gRPC's RpcError in one line: ``NAME: the call ended with UNAUTHENTICATED: unknown or
+    expired token`` from the ``status =`` and ``details =`` lines that follow its first line."""
+    status = next((m.group(1) for line in following if (m := GRPC_STATUS.match(line))), None)
+    details = next((m.group(1) for line in following if (m := GRPC_DETAILS.match(line))), None)
+    if status is None:
+        return f"{name}: the call ended"
+    return f"{name}: the call ended with {status}" + (f": {details}" if details else "")
 
 
 def crash_detail(

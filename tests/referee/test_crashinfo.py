@@ -67,6 +67,21 @@ CASES = [
         "terminate called after throwing an instance of 'std::runtime_error'\n  what():  boom\n",
         "terminate called after throwing an instance of 'std::runtime_error' what():  boom",
     ),
+    (
+        "python grpc, a refused stream",
+        '  File "grpc/_channel.py", line 965, in _next\n    raise self\n'
+        "grpc._channel._MultiThreadedRendezvous: <_MultiThreadedRendezvous of RPC that terminated with:\n"
+        "\tstatus = StatusCode.UNAUTHENTICATED\n\tdetails = \"unknown or expired token\"\n"
+        '\tdebug_error_string = "UNAUTHENTICATED:unknown or expired token"\n>\n',
+        "grpc._channel._MultiThreadedRendezvous: the call ended with UNAUTHENTICATED: unknown or expired token",
+    ),
+    (
+        "python grpc.aio, no referee",
+        "    raise _create_rpc_error(\ngrpc.aio._call.AioRpcError: <AioRpcError of RPC that terminated with:\n"
+        '\tstatus = StatusCode.UNAVAILABLE\n\tdetails = "failed to connect to all addresses"\n'
+        '\tdebug_error_string = "UNAVAILABLE:failed to connect to all addresses"\n>\n',
+        "grpc.aio._call.AioRpcError: the call ended with UNAVAILABLE: failed to connect to all addresses",
+    ),
     ("a bot's own error line", "loading\nerror: cannot open weights.bin\n", "error: cannot open weights.bin"),
     ("no error shape: the last line", "loading\nsomething odd happened\n", "something odd happened"),
     ("only noise: the last line", "    at f (x:1:1)\n}\n", "}"),

@@ -13,7 +13,7 @@ from itertools import product
 from typing import Final, NamedTuple
 
 from .board import COLOURS, FIVES, LOUNGER_BY_NAME, LOUNGERS, N_COLOURS, N_DICE, REGULAR
-from .errors import InvalidActionError
+from .errors import InvalidActionError, clipped
 
 
 class ActionKind(IntEnum):
@@ -156,7 +156,7 @@ def parse_action(text: str) -> Action:
         raise InvalidActionError(text, f"{word!r} needs a lounger, e.g. '{word} green-4a'")
     lounger = LOUNGER_BY_NAME.get(arg)
     if lounger is None:
-        raise InvalidActionError(text, f"unknown lounger {arg!r} (e.g. green-4a, purple-3, five-1)")
+        raise InvalidActionError(text, f"unknown lounger {clipped(arg)} (e.g. green-4a, purple-3, five-1)")
     return Action(kind, lounger.id)
 
 
@@ -168,7 +168,7 @@ def _parse_keep(text: str, arg: str) -> tuple[int, ...]:
     for part in arg.split(","):
         name, eq, num = part.partition("=")
         if name not in COLOURS:
-            raise InvalidActionError(text, f"unknown colour {name!r} (colours: {', '.join(COLOURS)})")
+            raise InvalidActionError(text, f"unknown colour {clipped(name)} (colours: {', '.join(COLOURS)})")
         if not eq or not _COUNT_RE.match(num):
             raise InvalidActionError(
                 text, f"count for {name} must be a whole number from 1 to {MAX_COUNT} (no leading zeros)"

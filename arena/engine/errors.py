@@ -16,6 +16,13 @@ class NotationError(EngineError, ValueError):
     """Text that is not in the canonical notation of rules.md section 6."""
 
 
+def clipped(text: str) -> str:
+    """``repr(text)``, or for a long text its first 60 characters' repr and the length: a bot may
+    send 64 KiB, and an error message quotes what it sent more than once."""
+    shown = repr(text)
+    return shown if len(shown) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"
+
+
 class InvalidActionError(NotationError):
     """Malformed action text: it does not parse as any action of the notation."""
 
@@ -23,10 +30,7 @@ class InvalidActionError(NotationError):
         self.text = text
         self.reason = reason
         where = f" ({context})" if context else ""
-        shown = repr(text)
-        if len(shown) > 80:  # a bot may send 64 KiB: keep the reason readable
-            shown = f"{text[:60]!r}... ({len(text)} characters)"
-        super().__init__(f"malformed action {shown}{where}: {reason}")
+        super().__init__(f"malformed action {clipped(text)}{where}: {reason}")
 
 
 class IllegalActionError(EngineError, ValueError):

@@ -328,3 +328,14 @@ def test_section6_faces_loungers_and_track_round_trip() -> None:
             parse_track(bad)
     with pytest.raises(NotationError):
         parse_face("white")
+
+
+@pytest.mark.parametrize("text", ["place green-4a\x00" + "A" * 60000, "keep " + "x" * 60000 + "=1"])
+def test_section6_a_long_malformed_action_is_quoted_short_everywhere_in_its_message(text: str) -> None:
+    """A bot may send 64 KiB: the message quotes the action once, cut, and the reason's own quote
+    (the unknown lounger, the unknown colour) is cut the same way (it repeated 1,000 characters)."""
+    with pytest.raises(InvalidActionError) as info:
+        parse_action(text)
+    message = str(info.value)
+    assert len(message) < 400, message
+    assert message.count("characters)") == 2, message

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import resource
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,6 +311,7 @@ class RefereeServer:
         requests: AsyncIterator[InboxItem],
         context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage],
     ) -> AsyncIterator[pb.RefereeMessage]:
+        deadline = _Deadline.of(context)
         metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
         token = metadata.get(TOKEN_KEY)
         peer = peer_address(context.peer() or "")  # None: a Unix socket, never limited
@@ -353,7 +356,7 @@ class RefereeServer:
                 # metadata arena-setup: ready = the bot sends a Ready once its match set-up is done
                 setup = metadata.get("arena-setup") == "ready"
                 link = assignment.match.attach(assignment.seat, channel, grace=session.grace, setup=setup)
-            reader = asyncio.create_task(self._pump(requests, link, self.config))
+            reader = asyncio.create_task(self._pump(requests, link, self.config, deadline))
             _watch_call_end(context, link, channel)
             while True:
                 message = await channel.outbox.get()
@@ -368,7 +371,9 @@ class RefereeServer:
                 if reader is not None and not reader.done():
                     # the reader may be about to say why the call ended (a refused message)
                     await asyncio.wait({reader}, timeout=0.1)
-                link.deliver(Closed(Reason.DISCONNECTED, "the connection to the bot was lost"))
+                link.deliver(
+                    Closed(Reason.DISCONNECTED, deadline.passed() or "the connection to the bot was lost")
+                )
             raise
         finally:
             session.stream_open = False
@@ -392,10 +397,13 @@ class RefereeServer:
         raise AssertionError("abort() returned")  # (it raises)
 
     @staticmethod
-    async def _pump(requests: AsyncIterator[InboxItem], link: SeatLink, config: RefereeConfig) -> None:
+    async def _pump(
+        requests: AsyncIterator[InboxItem], link: SeatLink, config: RefereeConfig, deadline: _Deadline
+    ) -> None:
         """Read the bot's stream into the link until it ends (one task per stream).  A stream
         that ends because gRPC refused a message (over the transport limit) is
-        ``malformed-action``; one that just ends is ``disconnected`` until its process says more."""
+        ``malformed-action``; one that just ends is ``disconnected`` (at the deadline the bot
+        gave the call, if it gave one and it has passed) until its process says more."""
         refused = watch_receives()
         try:
             async for item in requests:
@@ -405,13 +413,40 @@ class RefereeServer:
             if refused.failed:
                 link.deliver(Closed(Reason.MALFORMED_ACTION, config.refused_detail()))
                 return
-            link.deliver(Closed(Reason.DISCONNECTED, config.stream_end_detail()))
+            link.deliver(Closed(Reason.DISCONNECTED, deadline.passed() or config.stream_end_detail()))
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:
             link.deliver(Closed(_reason_of(exc.code()), f"stream error {exc.code().name}: {exc.details()}"))
         except Exception as exc:  # anything a bot can cause must end as a forfeit, not a crash
             link.deliver(Closed(Reason.DISCONNECTED, f"stream error: {exc!r}"[:300]))
+
+
+@dataclass(frozen=True)
+class _Deadline:
+    """The deadline a bot gave its stream's call (``grpc-timeout``), if any: gRPC ends the call
+    when it passes, which the referee would otherwise report as a stream that just ended."""
+
+    seconds: float | None  # as the call arrived
+    at: float  # time.monotonic() when it passes (inf: none)
+
+    @classmethod
+    def of(cls, context: grpc.aio.ServicerContext[InboxItem, pb.RefereeMessage]) -> _Deadline:
+        """The deadline of ``context``'s call."""
+        left = context.time_remaining()
+        if left is None:
+            return cls(None, math.inf)
+        return cls(left, time.monotonic() + left)
+
+    def passed(self) -> str | None:
+        """The forfeit detail of a stream that ended at its own deadline; None when it has none or
+        it has not passed (a few milliseconds early count: gRPC may end the call just before)."""
+        if self.seconds is None or time.monotonic() < self.at - 0.05:
+            return None
+        return (
+            f"the stream ended at its own deadline: the bot opened it with a gRPC deadline of "
+            f"{self.seconds:.1f} s (grpc-timeout; e.g. timeout= in Python); a match's stream must have none"
+        )
 
 
 CALL_ENDED_DETAIL = (

@@ -228,3 +228,58 @@ def test_a_call_grpc_refuses_under_arena_match_is_disconnected_at_once(tmp_path:
         out = done.stdout + done.stderr
         assert "forfeited: disconnected: the stream ended" in out, out
         assert done.seconds < 20, (done.seconds, out)
+
+
+DEADLINE_BOT = """
+import os, queue, threading, time
+import grpc
+from arena.v1 import arena_pb2 as pb, arena_pb2_grpc
+
+answers = queue.Queue()
+
+def replies():
+    while True:
+        yield answers.get()
+
+stub = arena_pb2_grpc.RefereeStub(grpc.insecure_channel(os.environ["ARENA_ADDRESS"]))
+# a deadline on the match's stream: the bot's own gRPC ends the call after 1.5 s
+call = stub.Play(replies(), metadata=(("arena-token", os.environ["ARENA_TOKEN"]),), timeout=1.5)
+try:
+    for message in call:
+        if message.WhichOneof("message") == "request":
+            r = message.request
+            time.sleep(0.05)  # the match outlasts the deadline
+            reply = pb.ActionReply(request_id=r.request_id, action=r.legal_actions[0])
+            answers.put(pb.BotMessage(action=reply))
+except grpc.RpcError as exc:
+    print("the call ended:", exc.code(), flush=True)
+time.sleep(60)  # alive: the stream's end, not the process's, is what the referee sees
+"""
+
+
+def test_a_stream_ended_by_the_bots_own_deadline_says_so(
+    home: Path, tmp_path: Path, sandbox_args: list[str]
+) -> None:
+    """A bot that opens its match's stream with a deadline (``timeout=`` in Python's gRPC, a
+    ``grpc-timeout`` header) loses it when the deadline passes: the forfeit says that, not the
+    keepalive advice of a stream that just ended (an outside review)."""
+    bot = write_bot(tmp_path / "src", "hasty.py", DEADLINE_BOT)
+    run = arena(
+        "match",
+        str(bot),
+        "random",
+        "--seed",
+        "3",
+        "--move-time",
+        "10",
+        *sandbox_args,
+        home=home,
+        cwd=tmp_path,
+    )
+    assert run.code == 3, run.stderr
+    line = next(x for x in run.stderr.splitlines() if x.startswith("seat 0 (hasty) forfeited"))
+    assert line == (
+        "seat 0 (hasty) forfeited: disconnected: the stream ended at its own deadline: the bot opened it "
+        "with a gRPC deadline of 1.5 s (grpc-timeout; e.g. timeout= in Python); a match's stream must "
+        "have none"
+    ), line

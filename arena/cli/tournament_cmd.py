@@ -35,7 +35,7 @@ from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
-from arena.tournament.service import FORMATS, TournamentConfigError, create
+from arena.tournament.service import CONTINUOUS, FORMATS, TournamentConfigError, create
 
 from .common import database, fail, refuse_unknown_bots
 from .rules_option import RULES_HELP, parse_rules
@@ -145,6 +145,12 @@ def _create(
     Options that do not go together (``--rounds`` with a round robin, a gauntlet without
     ``--candidate``, too few bots for the tables, ...) are a usage error: one line, exit 2.
     A bot that cannot be found stays a data error (exit 1, from :func:`database`)."""
+    if fmt in CONTINUOUS:
+        raise typer.BadParameter(
+            f"the {fmt} never ends: run it with 'arena ladder run'; a tournament's format is one of "
+            f"{', '.join(FORMATS)}",
+            param_hint="--format",
+        )
     if fmt not in FORMATS:
         raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}", param_hint="--format")
     try:
@@ -254,6 +260,11 @@ def _run(
     pin: bool | None = None,
 ) -> None:
     t = get_tournament(db, tournament_id)
+    if t.format in CONTINUOUS:  # the ladder's own tournament (or one made with --format ladder before)
+        raise fail(
+            f"tournament {tournament_id} ({t.name}) is a {t.format}: it never finishes, so it is not run "
+            f"as a tournament; run the ladder with 'arena ladder run'"
+        )
     check_entry_files(db, tournament_id, sample_bots().get)  # a stored file gone: say so, play nothing
     on_wait = _waiting(tournament_id)
     at_start = status_counts(db, tournament_id)  # so the display shows done/total from the start
@@ -489,7 +500,7 @@ def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tourna
         t = get_tournament(db, tournament_id)
         counts = status_counts(db, tournament_id)
         rows = leaderboard(db, tournament_id=tournament_id)
-        state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id))
+        state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id), t.format)
         cross = cross_table(db, tournament_id)
         standing = format_report(db, tournament_id)
     typer.echo(

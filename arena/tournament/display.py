@@ -166,19 +166,23 @@ class TournamentDisplay:
 
 
 def tournament_state(
-    tournament_id: int, status: str, counts: Mapping[str, int], holder: LeaseHolder | None
+    tournament_id: int, status: str, counts: Mapping[str, int], holder: LeaseHolder | None, fmt: str = ""
 ) -> str:
     """What a tournament is doing, in words: a ``running`` tournament whose coordinator is gone
-    (Ctrl-C, a crash, a killed process: no live lease holder) is *interrupted*, with how to resume.
+    (Ctrl-C, a crash, a killed process: no live lease holder) is *interrupted*, with how to resume
+    (the ladder's, which never finishes, with how to run the ladder).
 
     A lease holder is live while its heartbeat has not expired and, when it ran on this host, its
     process still runs (the rule by which a new coordinator would take the lease over)."""
     left = counts.get("queued", 0) + counts.get("running", 0)
+    live = holder is not None and holder.live()
+    if fmt == "ladder" and status in ("created", "running") and not live:
+        return "the ladder, not running now; 'arena ladder run' plays it on"
     if status == "created":
         return f"created, not started; start it with 'arena tournament start {tournament_id}'"
     if status != "running":
         return status
-    if holder is not None and holder.live():
+    if holder is not None and live:
         return f"running, coordinated by {holder.describe()}"
     if left == 0:
         return f"interrupted with every match played; 'arena tournament resume {tournament_id}' finishes it"

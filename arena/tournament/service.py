@@ -17,7 +17,11 @@ from arena.store.tournaments import create_tournament, get_tournament
 from .formats import REGISTRY, FormatError, make
 from .pull import pull, settings_of
 
-FORMATS = tuple(REGISTRY)
+# The formats a tournament is created with.  The ladder is a format too, but a continuous one: it
+# never finishes, and 'arena ladder run' keeps its one tournament (a 'tournament run --format
+# ladder' played on for ever, and 'ladder show' never found it).
+CONTINUOUS = ("ladder",)
+FORMATS = tuple(name for name in REGISTRY if name not in CONTINUOUS)
 SEEDINGS = ("order", "rating")
 RATING_SYSTEM = "pl"  # the rating a knockout is seeded by (over every finished match, as 'arena leaderboard')
 
@@ -56,6 +60,11 @@ def create(
     last).  Every match is played under ``rules`` (a variant; its version id is stored on the
     tournament).  Bad combinations raise :class:`TournamentConfigError` saying what to change.
     """
+    if fmt in CONTINUOUS:
+        raise TournamentConfigError(
+            f"the {fmt} is not a tournament that ends: run it with 'arena ladder run' "
+            f"(a tournament's format is one of {', '.join(FORMATS)})"
+        )
     if fmt not in FORMATS:
         raise TournamentConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if (

@@ -1,0 +1,68 @@
+"""What a newcomer's pass (2026-12-05) found in the tournament, evaluation, publishing and training
+commands: each case fails without its fix. In-process (Typer's runner) where the command's own
+process adds nothing; a real SQLite file in a temporary ARENA_HOME."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli.main import app
+from arena.ladder.field import ensure_ladder
+from arena.store.db import Database
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    out: str
+    err: str
+
+
+def arena(home: Path, *args: str) -> Ran:
+    """``arena ARGS`` in this process with ``ARENA_HOME=home``; a Python exception escaping the
+    command (a traceback for a user) fails the test."""
+    result = CliRunner().invoke(
+        app, list(args), env={"ARENA_HOME": str(home), "ARENA_DATABASE_URL": None, "COLUMNS": "250"}
+    )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"arena {' '.join(args)} raised {result.exception!r}") from result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def env_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ARENA_HOME", str(home))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    return home
+
+
+@pytest.mark.parametrize("command", ["run", "create"])
+def test_the_ladder_is_not_a_tournament_format(env_home: Path, command: str) -> None:
+    """``tournament run --format ladder`` played on for ever (the ladder never finishes) and
+    ``ladder show`` never found it: refused, pointing to ``arena ladder run``."""
+    r = arena(env_home, "tournament", command, "greedy", "random", "--format", "ladder", "--games", "1")
+    assert r.code == 2, r
+    assert "the ladder never ends: run it with 'arena ladder run'" in r.err
+    assert "round-robin, gauntlet, swiss, knockout" in r.err
+    help_text = arena(env_home, "tournament", command, "--help").out
+    assert "ladder" not in help_text.split("--format", 1)[1].split("\n", 1)[0]
+
+
+def test_the_ladders_tournament_is_not_started_or_resumed_as_a_tournament(env_home: Path) -> None:
+    db = Database()
+    try:
+        tid = ensure_ladder(db, seed=5).id
+    finally:
+        db.close()
+    for command in ("start", "resume"):
+        r = arena(env_home, "tournament", command, str(tid))
+        assert r.code == 1, r
+        assert f"tournament {tid} (ladder) is a ladder: it never finishes" in r.err, r.err
+        assert "'arena ladder run'" in r.err
+    shown = arena(env_home, "tournament", "show", str(tid))
+    assert "the ladder, not running now; 'arena ladder run' plays it on" in shown.out + shown.err
+    assert "resume" not in shown.out + shown.err

@@ -16,8 +16,11 @@ leaderboards and the web app):
   (an unregistered name raises :class:`~arena.ratings.UnknownRatingSystemError`).
 - **No interval of zero width.** An interval narrower than the last shown digit (``lo``/``hi`` None)
   is shown as "too few games" for a provisional bot (too few games, or duplicate-dice groups, to
-  resample) and as "not measurable" for a ranked one (every resample gives the same value: a
-  one-sided record such as every game won, or a system without intervals).
+  resample) and as "not measurable" for a ranked one (every resample gives the same value, or a
+  system without intervals), and so is the interval of a one-sided record (every game won
+  outright, or every game behind every other seat: only the prior bounds its rating on that side,
+  and its resamples spread a little wider than the last digit: ``2176 .. 2178`` for a bot that won
+  95 of 95 games).
 - **Removed bots** (``arena bots remove``) are hidden from the all-matches leaderboard, but stay
   in a tournament's standings (history, marked removed) and in the rating history; their games
   still count for their opponents' ratings.
@@ -153,7 +156,7 @@ def rank_rows(
         st = stats.get(r.bot) or BotStats(r.bot)
         if st.removed and not include_removed:
             continue
-        lo, hi = _interval(r, decimals)
+        lo, hi = (None, None) if st.one_sided else _interval(r, decimals)
         rows.append(
             LeaderRow(
                 rank=None,

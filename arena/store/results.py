@@ -32,6 +32,14 @@ class BotStats:
     decisions: int = 0
     by_reason: dict[str, int] = field(default_factory=dict)
     removed: bool = False
+    ahead: bool = False  # in some game it placed above another seat, or shared a place with one
+    behind: bool = False  # in some game another seat placed above it, or shared its place
+
+    @property
+    def one_sided(self) -> bool:
+        """Every game won outright, or every game behind every other seat: nothing bounds its
+        rating from that side but the rating's prior, so its interval measures nothing."""
+        return self.games > 0 and not (self.ahead and self.behind)
 
     @property
     def mean_score(self) -> float:
@@ -168,6 +176,8 @@ def bot_stats(
     forfeit: dict[str | None, bool] = {}  # is_forfeit per distinct termination (30,000 seats, ~10 values)
     for ss in (m.seats for m in matches):
         placings = [s.placing for s in ss]
+        placed = [p for p in placings if p is not None]
+        last = max(placed) if len(placed) == len(placings) else None  # None: a seat not placed
         for k, s in enumerate(ss):
             name = names[s.bot_version_id]
             st = stats.get(name)
@@ -182,6 +192,11 @@ def bot_stats(
                 lost = forfeit[s.termination] = is_forfeit(s.termination)  # an unknown value raises
             if placings[k] == 1:
                 st.wins += win_share(placings, k, forfeited=lost)
+            mine = placings[k]
+            if mine is not None and last is not None:
+                shared = placed.count(mine) > 1
+                st.ahead = st.ahead or shared or last > mine
+                st.behind = st.behind or shared or mine > 1
             if lost:
                 reason = parse_ending(s.termination or "")
                 st.forfeits += 1

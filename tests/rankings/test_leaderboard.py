@@ -80,8 +80,8 @@ def test_a_bot_with_two_forfeits_is_provisional_not_ranked_above_random(db: Data
 def test_ranking_is_conservative_and_says_how(db: Database) -> None:
     store_games(db, field_games())
     pl = leaderboard(db, system="pl", min_games=1)
-    for r in pl:
-        assert r.conservative == (r.lo if r.lo is not None else r.rating)
+    for r in pl:  # a hidden interval (a one-sided record: newbie forfeited both) still ranks by its bound
+        assert r.conservative == r.lo if r.lo is not None else r.conservative <= r.rating
     # OpenSkill: ranked by mu - 3 sigma, on its own scale (around 25), not by mu
     skills = openskill_ratings(game_results(db)).ratings
     os_rows = leaderboard(db, system="openskill", min_games=1)
@@ -183,3 +183,21 @@ def test_markdown_json_and_rich_output_agree(db: Database) -> None:
         console.print(render(rows, "elo", "Board"))
     text = captured.get()
     assert "Provisional" in text and zero_width(text) == []
+
+
+def test_a_one_sided_record_has_no_interval_in_any_system(db: Database, home: Path) -> None:
+    """greedy won all 40 games against random (a newcomer saw "2176 .. 2178" for such a bot, and
+    random's "822 .. 824"): only the prior bounds their ratings on one side, so neither interval
+    measures anything; both are ranked and shown "not measurable". A bot with a win and a loss
+    keeps its interval."""
+    tid = store_games(db, [_two("greedy", "random", True, k) for k in range(40)], name="one-sided")
+    for system in system_names():
+        rows = {r.bot: r for r in leaderboard(db, system=system, tournament_id=tid)}
+        assert all(r.lo is None and r.hi is None and not r.provisional for r in rows.values()), rows
+        out = cli(home, db, "leaderboard", "--system", system, "--tournament", str(tid))
+        assert out.count("not measurable") == 2, out
+    games = [_two("greedy", "random", k % 4 != 0, k) for k in range(40)]  # random wins a quarter
+    mixed = {
+        r.bot: r for r in leaderboard(db, system="pl", tournament_id=store_games(db, games, name="mixed"))
+    }
+    assert all(r.lo is not None and r.hi is not None for r in mixed.values()), mixed

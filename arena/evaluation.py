@@ -181,7 +181,11 @@ def wilson_interval(p: float, n: float, confidence: float = CONFIDENCE) -> Inter
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
+    # at a share of 0 or 1 that bound is the share itself: rounding left 0.9999999999999999 for
+    # some n (an Elo interval of [+77, +6261] beside an estimate of +inf)
+    low = 0.0 if p == 0.0 else max(0.0, centre - half)
+    high = 1.0 if p == 1.0 else min(1.0, centre + half)
+    return Interval(p, low, high)
 
 
 def bootstrap_ratio_interval(

@@ -30,12 +30,13 @@ from arena.engine.chance import SEED_LIMIT
 from arena.evaluate_runner import EvaluationPlan, EvaluationReport, Progress, run_evaluation
 from arena.evaluation import MIN_SEQUENTIAL_GROUPS, Percentiles, SprtConfig
 from arena.hosting import BotSpec, sandbox_choice
+from arena.outpaths import folder_problem
 from arena.referee import TimeControl
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
-from .common import FORFEIT_EXIT
+from .common import FORFEIT_EXIT, refuse_path
 from .interrupt import run_interruptible
 
 
@@ -94,8 +95,13 @@ def evaluate(
         raise typer.Exit(2) from None
     if cand.name == base.name:
         cand = BotSpec(f"{cand.name}(candidate)", cand.command)
+    for value, name in ((elo0, "--elo0"), (elo1, "--elo1")):
+        if not math.isfinite(value):  # nan passed the check below and failed deep inside
+            raise typer.BadParameter(f"{value} is not an Elo difference: give a number", param_hint=name)
     if elo1 <= elo0:
         raise typer.BadParameter("--elo1 must be larger than --elo0", param_hint="--elo1")
+    if logs is not None:  # a file there, or a folder that cannot be made: said now, not as a traceback
+        refuse_path(logs, folder_problem(logs))
     seed = secret_seed() if seed is None else seed
     plan = EvaluationPlan(
         candidate=cand,

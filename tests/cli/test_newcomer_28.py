@@ -66,3 +66,23 @@ def test_the_ladders_tournament_is_not_started_or_resumed_as_a_tournament(env_ho
     shown = arena(env_home, "tournament", "show", str(tid))
     assert "the ladder, not running now; 'arena ladder run' plays it on" in shown.out + shown.err
     assert "resume" not in shown.out + shown.err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--elo0", "nan"], "Invalid value for --elo0: nan is not an Elo difference: give a number"),
+        (["--elo1", "inf"], "Invalid value for --elo1: inf is not an Elo difference: give a number"),
+        (["--logs", "{file}"], "error: cannot write {file}: {file} is a file, not a folder; give another path"),
+    ],
+)
+def test_evaluate_refuses_bad_options_before_playing(env_home: Path, args: list[str], message: str) -> None:
+    """``--elo0 nan`` and a file as ``--logs`` were Python tracebacks (exit 1); ``--elo1 inf`` was
+    taken. Each is a one-line usage error now (exit 2), and nothing is played."""
+    a_file = env_home / "notes.txt"
+    a_file.write_text("mine\n")
+    args = [a.replace("{file}", str(a_file)) for a in args]
+    r = arena(env_home, "evaluate", "greedy", "--vs", "random", "--games", "2", *args)
+    assert r.code == 2, r
+    assert message.replace("{file}", str(a_file)) in r.err, r.err
+    assert a_file.read_text() == "mine\n" and not (env_home / "logs").exists()

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.botref import sample_bots
+from arena.engine.chance import SEED_LIMIT
 from arena.leaderboard import MIN_GAMES, LeaderRow, leaderboard, store_ratings, to_json, to_markdown
 from arena.store.bots import DuplicateUploadError, add_bot, newest_version, sha256_file
 from arena.store.db import Database
@@ -51,6 +54,12 @@ def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise LeaderboardDefinitionError(f"{path}: {exc}") from None
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise LeaderboardDefinitionError(
+            f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"a definition has {', '.join(KEYS)}"
+        )
     bots: dict[str, Path] = {}
     samples = sample_bots()
     entries = data.get("bots")
@@ -59,28 +68,63 @@ def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
     for entry in entries:
         candidate = path.parent / str(entry)
         if candidate.is_file():
-            bots[candidate.stem.removesuffix("_bot")] = candidate
+            bot, file = candidate.stem.removesuffix("_bot"), candidate
         elif str(entry) in samples:
-            bots[str(entry)] = samples[str(entry)]
+            bot, file = str(entry), samples[str(entry)]
         else:
             raise LeaderboardDefinitionError(
                 f"{path}: bot {entry!r} is neither a sample bot ({', '.join(samples)}) nor a file "
                 "(a path is read relative to the TOML file)"
             )
-    try:
-        return Definition(
-            name=name,
-            title=str(data.get("title", name)),
-            bots=bots,
-            tables=tuple(int(k) for k in data.get("tables", [2])),
-            games=int(data.get("games", 2)),
-            move_time=float(data.get("move_time", 1.0)),
-            bank=float(data.get("bank", 10.0)),
-            seed=int(data.get("seed", 1)),
-            min_games=int(data.get("min_games", MIN_GAMES)),
+        if bot in bots:  # it was dropped silently (and two copies of one left a field of one)
+            raise LeaderboardDefinitionError(f"{path}: 'bots' lists {bot!r} twice; list each bot once")
+        bots[bot] = file
+    tables = data.get("tables", [2])
+    if not isinstance(tables, list) or not tables or not all(_whole(k) and 2 <= k <= 4 for k in tables):
+        raise LeaderboardDefinitionError(
+            f"{path}: 'tables' must list players per table, each 2, 3 or 4 (e.g. [2] or [2, 4]), "
+            f"got {tables!r}"
         )
-    except (TypeError, ValueError) as exc:
-        raise LeaderboardDefinitionError(f"{path}: {exc}") from None
+    return Definition(
+        name=name,
+        title=str(data.get("title", name)),
+        bots=bots,
+        tables=tuple(tables),
+        games=_number(path, data, "games", 2, whole=True, least=1),
+        move_time=_number(path, data, "move_time", 1.0, least=0.001),
+        bank=_number(path, data, "bank", 10.0, least=0.0),
+        seed=_number(path, data, "seed", 1, whole=True, least=0, below=SEED_LIMIT),
+        min_games=_number(path, data, "min_games", MIN_GAMES, whole=True, least=0),
+    )
+
+
+KEYS = ("title", "bots", "tables", "games", "move_time", "bank", "seed", "min_games")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(
+    path: Path,
+    data: dict[str, object],
+    key: str,
+    default: float,
+    *,
+    whole: bool = False,
+    least: float,
+    below: float = math.inf,
+) -> Any:
+    """``data[key]`` (``default`` when absent), checked: a TOML integer when ``whole`` (else any
+    number), at least ``least`` and below ``below``; :class:`LeaderboardDefinitionError` naming the
+    file, the key and the value otherwise (before anything is played)."""
+    value = data.get(key, default)
+    kind = "a whole number" if whole else "a number"
+    ok = _whole(value) if whole else (_whole(value) or isinstance(value, float))
+    if not ok or not (least <= value < below):  # type: ignore[operator]
+        bound = f"{least:g} or more" + (f" and below {below:g}" if below != math.inf else "")
+        raise LeaderboardDefinitionError(f"{path}: {key!r} must be {kind}, {bound}; got {value!r}")
+    return value
 
 
 def _check_registration(db: Database, toml: Path, bot: str, file: Path, samples: dict[str, Path]) -> None:

@@ -73,7 +73,10 @@ def test_the_ladders_tournament_is_not_started_or_resumed_as_a_tournament(env_ho
     [
         (["--elo0", "nan"], "Invalid value for --elo0: nan is not an Elo difference: give a number"),
         (["--elo1", "inf"], "Invalid value for --elo1: inf is not an Elo difference: give a number"),
-        (["--logs", "{file}"], "error: cannot write {file}: {file} is a file, not a folder; give another path"),
+        (
+            ["--logs", "{file}"],
+            "error: cannot write {file}: {file} is a file, not a folder; give another path",
+        ),
     ],
 )
 def test_evaluate_refuses_bad_options_before_playing(env_home: Path, args: list[str], message: str) -> None:

@@ -262,3 +262,46 @@ def test_bad_leaderboard_definitions(db: Database, tmp_path: Path, arena_home: P
     with db.session() as session:
         assert session.exec(select(Tournament)).all() == []
     assert not (arena_home / "artifacts").exists()
+
+
+BAD_KEYS = [
+    ("min_games = -1", r"'min_games' must be a whole number, 0 or more; got -1"),
+    (
+        "tables = 2",
+        r"'tables' must list players per table, each 2, 3 or 4 \(e\.g\. \[2\] or \[2, 4\]\), got 2",
+    ),
+    ("tables = [5]", r"'tables' must list .* got \[5\]"),
+    ('games = "many"', r"'games' must be a whole number, 1 or more; got 'many'"),
+    ("games = 0", r"'games' must be a whole number, 1 or more; got 0"),
+    ("move_time = -1", r"'move_time' must be a number, 0\.001 or more; got -1"),
+    ("bank = true", r"'bank' must be a number, 0 or more; got True"),
+    ("seed = -4", r"'seed' must be a whole number, 0 or more and below 9\.22337e\+18; got -4"),
+    ("seed = 2.5", r"'seed' must be a whole number, .* got 2\.5"),
+    ("game = 3", r"unknown key 'game'; a definition has title, bots, tables, games, move_time, bank, seed"),
+]
+
+
+@pytest.mark.parametrize(("line", "message"), BAD_KEYS, ids=[b[0] for b in BAD_KEYS])
+def test_a_definitions_bad_key_is_named_before_anything_is_played(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    """Each key is checked when the definition is read, naming the file, the key and the value: a
+    negative min_games was found only after every match was played (and each rerun added a
+    tournament), 'tables = 2' said "'int' object is not iterable", a negative seed was published."""
+    key = line.split(" = ")[0]
+    lines = [
+        ln for ln in ['bots = ["greedy", "random"]', "tables = [2]", "games = 1", "seed = 3"]
+        if not ln.startswith(f"{key} ")
+    ]  # fmt: skip
+    folder = tmp_path / "boards"
+    folder.mkdir()
+    (folder / "bad.toml").write_text("\n".join([*lines, line]) + "\n", encoding="utf-8")
+    with pytest.raises(LeaderboardDefinitionError, match=rf"bad\.toml: {message}"):
+        load_definition("bad", folder)
+
+
+def test_a_definition_listing_a_bot_twice_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "boards"
+    _toml(folder, "twice", ["greedy", "random", "greedy"])
+    with pytest.raises(LeaderboardDefinitionError, match=r"twice\.toml: 'bots' lists 'greedy' twice"):
+        load_definition("twice", folder)

@@ -34,7 +34,7 @@ def train(
     steps: Annotated[int, typer.Option(min=1, help="Adam steps per chunk")] = 300,
     hidden: Annotated[int, typer.Option(min=1, help="hidden units of the network")] = 32,
     lr: Annotated[float, typer.Option(min=1e-6, help="Adam's step size")] = 0.002,
-    heldout: Annotated[int, typer.Option(min=0, help="held-out games for the learning curve")] = 400,
+    heldout: Annotated[int, typer.Option(min=1, help="held-out games for the learning curve")] = 400,
     epsilon: Annotated[float, typer.Option(min=0.0, max=1.0, help="exploration: random action share")] = 0.1,
     policy: Annotated[
         str, typer.Option(help="who plays: greedy (fast) or self (the network picks lounger actions)")
@@ -53,6 +53,7 @@ def train(
     weights by writing them to arena/strength/weights/value-v1.npz."""
     from arena.lifecycle import StopSignals, exit_status
     from arena.strength.train import (
+        CheckpointDamagedError,
         TrainConfig,
         TrainError,
         TrainingStopped,
@@ -68,6 +69,10 @@ def train(
         raise typer.BadParameter(
             f"expected numbers like 2,3,4, got {players!r}", param_hint="--players"
         ) from None
+    if games % chunk:  # training runs in whole chunks: said, and the count shown is the one played
+        whole = -(-games // chunk) * chunk
+        typer.echo(f"--games {games} rounded up to {whole}: training plays whole chunks of {chunk}", err=True)
+        games = whole
     config = TrainConfig(
         seed=seed,
         games=games,
@@ -100,9 +105,9 @@ def train(
     try:
         with StopSignals(hint="the same command goes on from the last checkpoint written"):
             result = run_training(config, ckpt, fresh=fresh, checkpoint_every=checkpoint_every, progress=show)
-    except TrainError as exc:
+    except TrainError as exc:  # a usage error (2); a damaged checkpoint is a data error (1)
         status.close()
-        raise fail(str(exc), 2) from None
+        raise fail(str(exc), 1 if isinstance(exc, CheckpointDamagedError) else 2) from None
     except TrainingStopped as stop:  # Ctrl-C, SIGTERM, SIGHUP: the whole chunks are kept
         status.close()
         if stop.checkpoint is None:

@@ -53,7 +53,7 @@ from arena.engine import (
 )
 
 from .features import SCORE_SCALE, features_all, margins
-from .value import TARGET_SCALE, Array, Network, ValueFunction, save
+from .value import TARGET_SCALE, Array, Network, ValueFunction, read_npz, save
 
 CHECKPOINT_VERSION: Final = 1
 POLICIES: Final = ("greedy", "self")
@@ -61,6 +61,10 @@ POLICIES: Final = ("greedy", "self")
 
 class TrainError(Exception):
     """Training cannot start or continue (a bad option, a checkpoint of another run)."""
+
+
+class CheckpointDamagedError(TrainError):
+    """A checkpoint file that cannot be read: damaged, or not a checkpoint at all."""
 
 
 @dataclass(frozen=True)
@@ -357,11 +361,12 @@ def save_checkpoint(state: TrainState, path: Path) -> None:
 def load_checkpoint(path: Path, config: TrainConfig) -> TrainState:
     """The run saved in ``path``; :class:`TrainError` when it belongs to a run with other options."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            stored = {k: data[k] for k in data.files}
+        stored = read_npz(path)
         info = json.loads(str(stored["info"]))
     except (OSError, ValueError, KeyError) as exc:
-        raise TrainError(f"cannot read the checkpoint {path}: {exc}; delete it to start afresh") from None
+        raise CheckpointDamagedError(
+            f"cannot read the checkpoint {path}: {exc}; delete it (or give --fresh) to start afresh"
+        ) from None
     if info.get("version") != CHECKPOINT_VERSION:
         raise TrainError(f"{path} is a checkpoint of another format; delete it to start afresh")
     if info["config"] != config.identity():

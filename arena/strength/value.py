@@ -25,6 +25,7 @@ whose format or layout does not match this code (:class:`WeightsMismatchError`).
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,13 +175,26 @@ def save(network: Network, path: Path) -> None:
     tmp.replace(path)
 
 
+def read_npz(path: Path) -> dict[str, Any]:
+    """The arrays of the ``.npz`` archive ``path``, nothing unpickled; ``ValueError`` when the file
+    is not such an archive at all (numpy's own words for that suggested loading it with pickle),
+    ``OSError`` when it cannot be read."""
+    with path.open("rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":
+            raise ValueError("it is not a .npz archive")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"a damaged .npz archive ({exc})") from None
+
+
 def load(path: Path | str) -> ValueFunction:
     """The :class:`ValueFunction` of a weights file; :class:`WeightsMissingError` when it cannot
     be read, :class:`WeightsMismatchError` when it was made for another format or feature layout."""
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            stored = {k: data[k] for k in data.files}
+        stored = read_npz(path)
     except FileNotFoundError:
         raise WeightsMissingError(f"no weights file at {path}; train one with 'arena train'") from None
     except (OSError, ValueError) as exc:

@@ -89,3 +89,26 @@ def test_evaluate_refuses_bad_options_before_playing(env_home: Path, args: list[
     assert r.code == 2, r
     assert message.replace("{file}", str(a_file)) in r.err, r.err
     assert a_file.read_text() == "mine\n" and not (env_home / "logs").exists()
+
+
+@pytest.mark.parametrize("content", [b"garbage\n", b"PK\x03\x04" + b"\x00" * 40], ids=["text", "cut-zip"])
+def test_train_names_a_damaged_checkpoint_as_such(env_home: Path, content: bytes) -> None:
+    """numpy's message for a file that is not an .npz archive suggested unpickling it ("If you
+    trust the file ... allow_pickle="), with exit 2; it is a damaged checkpoint: exit 1."""
+    bad = env_home / "bad.ckpt.npz"
+    bad.write_bytes(content)
+    r = arena(env_home, "train", "--games", "10", "--chunk", "10", "--checkpoint", str(bad), "--out", "x.npz")
+    assert r.code == 1, r
+    assert f"error: cannot read the checkpoint {bad}: " in r.err and "allow_pickle" not in r.err, r.err
+    assert "delete it (or give --fresh) to start afresh" in r.err
+
+
+def test_train_says_it_rounds_games_up_to_whole_chunks_and_needs_held_out_games(env_home: Path) -> None:
+    out = env_home / "v.npz"
+    r = arena(env_home, "train", "--games", "15", "--chunk", "10", "--heldout", "4", "--steps", "2",
+              "--out", str(out), "--quiet")  # fmt: skip
+    assert r.code == 0, r
+    assert "--games 15 rounded up to 20: training plays whole chunks of 10" in r.err
+    assert "trained 20 games" in r.out + r.err
+    r = arena(env_home, "train", "--heldout", "0")  # a learning curve of no games printed "nan"
+    assert r.code == 2 and "--heldout" in r.err, r

@@ -179,16 +179,27 @@ def _create(
     typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}, bots {where}", err=True)
     if seeding == "rating" and fmt == "knockout":
         typer.echo(_seeds_line(t), err=True)
-    if fmt == "swiss" and rounds is not None and tables == "2":
-        fresh = len(bots) - 1 + len(bots) % 2  # rounds before two bots must meet again
-        if rounds > fresh:
-            typer.echo(
-                f"note: {len(bots)} bots have only {fresh} round(s) of pairings that are all new: "
-                f"rounds {fresh + 1} to {rounds} repeat pairings (a round robin with more --games "
-                "plays each pairing evenly instead)",
-                err=True,
-            )
+    if fmt == "swiss" and rounds is not None and tables.isdigit():
+        note = _repeat_note(len(bots), int(tables), rounds)
+        if note:
+            typer.echo(note, err=True)
     return t.id
+
+
+def _repeat_note(bots: int, size: int, rounds: int) -> str | None:
+    """The note for a Swiss tournament with more rounds than there can be rounds in which no two
+    bots meet again: each round a bot meets ``size - 1`` others of its ``bots - 1`` (in 2-player
+    tables an odd field has a bye each round, one more round); None when every round can be new."""
+    fresh = bots - 1 + bots % 2 if size == 2 else max(1, (bots - 1) // (size - 1))
+    if rounds <= fresh:
+        return None
+    later = f"round {rounds} repeats" if rounds == fresh + 1 else f"rounds {fresh + 1} to {rounds} repeat"
+    tables = "table" if size == 2 else f"{size}-player table"
+    return (
+        f"note: {bots} bots have at most {fresh} round{'s' if fresh != 1 else ''} in which no two of them "
+        f"share a {tables} again: {later} opponents already met (a round robin with more --games plays "
+        "each pairing evenly instead)"
+    )
 
 
 def _seeds_line(t: Tournament) -> str:

@@ -184,12 +184,25 @@ def tournament_state(
         return status
     if holder is not None and live:
         return f"running, coordinated by {holder.describe()}"
+    resume = f"'arena tournament resume {tournament_id}'"
+    if fmt in ROUND_BY_ROUND:  # its later rounds are made from the results: not counted yet
+        if left == 0:
+            return (
+                f"interrupted between rounds; {resume} makes the next round, or finishes it if none is left"
+            )
+        return (
+            f"interrupted: no coordinator is running it, {left} match{'es' if left != 1 else ''} left of the "
+            f"rounds made so far (the next rounds are made as these finish); {resume} goes on"
+        )
     if left == 0:
-        return f"interrupted with every match played; 'arena tournament resume {tournament_id}' finishes it"
+        return f"interrupted with every match played; {resume} finishes it"
     return (
         f"interrupted: no coordinator is running it, {left} match{'es' if left != 1 else ''} left; "
-        f"resume with 'arena tournament resume {tournament_id}'"
+        f"resume with {resume}"
     )
+
+
+ROUND_BY_ROUND = ("swiss", "knockout")  # formats that make each round from the last one's results
 
 
 def stopped_message(db: Database, tournament_id: int, stop: Stopped, command: str = "arena") -> str:

@@ -112,3 +112,19 @@ def test_train_says_it_rounds_games_up_to_whole_chunks_and_needs_held_out_games(
     assert "trained 20 games" in r.out + r.err
     r = arena(env_home, "train", "--heldout", "0")  # a learning curve of no games printed "nan"
     assert r.code == 2 and "--heldout" in r.err, r
+
+
+def test_an_interrupted_swiss_does_not_count_its_unmade_rounds_as_nothing_left() -> None:
+    """A Swiss or knockout makes each round from the last one's results: 'tournament show' said
+    "2 matches left" with three rounds still to be made, and "every match played" between rounds."""
+    from arena.tournament.display import tournament_state
+
+    mid = tournament_state(7, "running", {"finished": 6, "queued": 2}, None, "swiss")
+    assert mid.startswith(
+        "interrupted: no coordinator is running it, 2 matches left of the rounds made so far"
+    )
+    assert mid.endswith("'arena tournament resume 7' goes on")
+    between = tournament_state(7, "running", {"finished": 8}, None, "knockout")
+    assert between.startswith("interrupted between rounds; 'arena tournament resume 7' makes the next round")
+    fixed = tournament_state(7, "running", {"finished": 8}, None, "round-robin")
+    assert fixed == "interrupted with every match played; 'arena tournament resume 7' finishes it"

@@ -227,8 +227,8 @@ def test_a_swiss_with_more_rounds_than_new_pairings_says_so(
     )
     note = " ".join(out.stderr.split())
     assert (
-        "note: 3 bots have only 3 round(s) of pairings that are all new: rounds 4 to 5 repeat pairings"
-        in note
+        "note: 3 bots have at most 3 rounds in which no two of them share a table again: rounds 4 to 5 "
+        "repeat opponents already met" in note
     )
     out = cli_inproc(
         arena_home,
@@ -245,6 +245,15 @@ def test_a_swiss_with_more_rounds_than_new_pairings_says_so(
         "3",
     )
     assert "note:" not in out.stderr, out.stderr
+    # 4-player tables of 4 bots: every round is the same table (a newcomer saw no note); one round
+    # over the limit is named alone ("rounds 4 to 4" before)
+    args = ("tournament", "create", "a", "b", "c", "d", "--format", "swiss", "--games", "1")
+    out = cli_inproc(arena_home, sqlite_url, *args, "--tables", "4", "--rounds", "3")
+    assert "note: 4 bots have at most 1 round in which no two of them share a 4-player table again: " in (
+        " ".join(out.stderr.split())
+    )
+    out = cli_inproc(arena_home, sqlite_url, *args, "--rounds", "4")
+    assert "round 4 repeats opponents already met" in " ".join(out.stderr.split())
 
 
 def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:

@@ -428,21 +428,24 @@ def analyse(
         return
     console = make_console()
     title = what if match_id is None else f"Match {match_id}"
-    table = Table(title=f"{title}: every decision, valued by {result.evaluator}")
+    shown = [d for d in result.decisions if d.loss >= min_loss]
+    which = "every decision" if min_loss <= 0 else f"the decisions that lost {min_loss:g} points or more"
+    table = Table(title=f"{title}: {which}, valued by {result.evaluator}")
     for name, justify in (("step", "right"), ("turn", "right"), ("seat", "left"), ("phase", "left"),
                           ("chosen", "left"), ("value", "right"), ("best", "left"), ("value ", "right"),
                           ("loss", "right")):  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for d in result.decisions:
-        if d.loss < min_loss:
-            continue
+    for d in shown:
         style = "bold red" if d.costly else ("yellow" if d.loss >= 0.5 else "")
         table.add_row(
             str(d.step), str(d.turn), f"{d.seat} {result.seats[d.seat].name}", d.phase, d.chosen,
             f"{d.chosen_value:+.2f}", "=" if d.best == d.chosen else d.best, f"{d.best_value:+.2f}",
             f"{d.loss:.2f}", style=style,
         )  # fmt: skip
-    console.print(table)
+    if shown:
+        console.print(table)
+    else:
+        console.print(f"{title}: no decision lost {min_loss:g} points or more (valued by {result.evaluator})")
     summary = Table(title="Expected points lost, by seat (costliest decisions in bold red)")
     for name in ("seat", "bot", "score", "decisions", "points lost", "per decision", "costliest steps"):
         summary.add_column(name)

@@ -215,5 +215,10 @@ def analyse(
     if skip_phases:
         notes.append(f"{', '.join(sorted(skip_phases))} decisions are not valued in points by this evaluator")
     if skipped_auto:
-        notes.append(f"{skipped_auto} decisions made by the referee for forfeited seats are not analysed")
+        made = (
+            "decision made by the referee for a forfeited seat is"
+            if skipped_auto == 1
+            else ("decisions made by the referee for forfeited seats are")
+        )
+        notes.append(f"{skipped_auto} {made} not analysed")
     return Analysis(name, players, len(rep.events), seats, decisions, match, notes)

@@ -180,12 +180,12 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
         """PettingZoo's ``last``: (observation, cumulative reward, terminated, truncated, info) of
         the agent to act."""
+        game = self.episode
+        if game is None:  # before reset() there is no agent to act (it was an AttributeError)
+            raise EnvStateError("call reset() before using the environment")
         agent = self.agent_selection
         obs: ObsDict | None = None
         if observe:  # observe() inlined: this is the call every agent makes at every step
-            game = self.episode
-            if game is None:
-                raise EnvStateError("call reset() before using the environment")
             state = game.state
             seat = self._seat[agent]
             to_act = state.seat == seat and state.phase != _OVER

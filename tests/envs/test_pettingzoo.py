@@ -192,3 +192,19 @@ def test_rendering_as_text_rgb_array_and_svg() -> None:
 def test_pettingzoo_render_test(players: int, capsys: pytest.CaptureFixture[str]) -> None:
     render_test(lambda render_mode=None: env(players, render_mode=render_mode))
     assert "lifeguard" in capsys.readouterr().out  # human mode prints the board
+
+
+def test_every_call_before_reset_says_to_call_reset() -> None:
+    """``last()`` before ``reset()`` was an AttributeError (no ``agent_selection``) where
+    ``step``, ``observe`` and ``record`` already said what to do."""
+    from arena.envs.pettingzoo import EnvStateError
+
+    e = raw_env(players=2)
+    for call in (
+        lambda: e.last(),
+        lambda: e.last(observe=False),
+        lambda: e.step(0),
+        lambda: e.observe("player_0"),
+    ):
+        with pytest.raises(EnvStateError, match=r"call reset\(\) before using the environment"):
+            call()

@@ -204,6 +204,7 @@ class EvaluationReport:
     stopped_early: bool
     restarts: int
     forfeit_reasons: dict[str, list[ForfeitReason]] = field(default_factory=dict)  # by side
+    interrupted: bool = False  # stopped by a signal: the figures are of the groups completed by then
 
     def to_json(self) -> dict[str, object]:
         """The JSON summary ``arena evaluate --json`` prints."""
@@ -217,6 +218,7 @@ class EvaluationReport:
             jobs=self.plan.jobs,
             planned_groups=self.plan.groups,
             stopped_early=self.stopped_early,
+            interrupted=self.interrupted,
             duration_s=round(self.duration, 3),
             think_time={side: t.to_json() for side, t in self.timing.items()},
             bot_restarts=self.restarts,
@@ -297,8 +299,11 @@ async def run_evaluation(
     *,
     progress: Callable[[Progress], None] | None = None,
     config: RefereeConfig | None = None,
+    on_interrupt: Callable[[EvaluationReport], None] | None = None,
 ) -> EvaluationReport:
-    """Play the evaluation ``plan`` describes and return its report."""
+    """Play the evaluation ``plan`` describes and return its report.  Cancelled (a stop signal)
+    after at least one complete duplicate group, it hands ``on_interrupt`` the report of the
+    groups completed so far (``interrupted`` set) before the cancellation goes on."""
     start = time.monotonic()
     host = MatchHost(sandbox=plan.sandbox, config=config, log_dir=plan.log_dir, label="eval")
     seats = seatings(plan.players)
@@ -355,29 +360,37 @@ async def run_evaluation(
             pull.done(i, result)
             record(m.round, seat, result)
 
+    def report(interrupted: bool = False) -> EvaluationReport:
+        state = pull.sprt_state()
+        summary = summarize(
+            plan.candidate.name,
+            plan.baseline.name,
+            complete,
+            sprt_config=plan.sequential,
+            sprt_state=state,
+        )
+        return EvaluationReport(
+            plan=plan,
+            summary=summary,
+            groups=list(complete),
+            timing=timing,
+            duration=time.monotonic() - start,
+            stopped_early=state is not None and state.stopped and len(complete) < plan.groups,
+            restarts=host.restarts,
+            forfeit_reasons={side: sorted(r, key=lambda x: -x.count) for side, r in reasons.items() if r},
+            interrupted=interrupted,
+        )
+
     try:
         await host.start()
         await asyncio.gather(*(worker(j) for j in range(min(plan.jobs, plan.groups * len(seats)))))
+    except asyncio.CancelledError:
+        if on_interrupt is not None and complete:
+            on_interrupt(report(interrupted=True))  # what was measured is not thrown away
+        raise
     finally:
         with contextlib.suppress(Exception):
             await host.close(0.5)
     if not complete:
         raise RuntimeError("no duplicate group was completed")
-    state = pull.sprt_state()
-    summary = summarize(
-        plan.candidate.name,
-        plan.baseline.name,
-        complete,
-        sprt_config=plan.sequential,
-        sprt_state=state,
-    )
-    return EvaluationReport(
-        plan=plan,
-        summary=summary,
-        groups=complete,
-        timing=timing,
-        duration=time.monotonic() - start,
-        stopped_early=state is not None and state.stopped and len(complete) < plan.groups,
-        restarts=host.restarts,
-        forfeit_reasons={side: sorted(r, key=lambda x: -x.count) for side, r in reasons.items() if r},
-    )
+    return report()

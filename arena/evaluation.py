@@ -28,7 +28,8 @@ Intervals (95 % by default)
   reproducible), mapped to Elo through the formula above (monotone, so the Elo interval is the
   image of the share interval).  With fewer than :data:`MIN_BOOTSTRAP_GROUPS` groups the bootstrap
   is unreliable and a **Wilson** score interval with the number of groups as the effective sample
-  size is used instead (conservative: it treats each group as a single Bernoulli trial).  A share
+  size is used instead (conservative: it treats each group as a single Bernoulli trial), and so it
+  is for a clean sweep (a share of exactly 0 or 1, which every resample repeats).  A share
   of exactly 0 or 1 has an infinite Elo; such bounds are reported as ``-inf``/``+inf`` (``null``
   in JSON).
 
@@ -513,9 +514,12 @@ def share_interval(groups: Sequence[GroupOutcome], confidence: float = CONFIDENC
         raise ValueError("no groups")
     points = [g.points for g in groups]
     pairings = [float(g.pairings) for g in groups]
-    if len(groups) >= MIN_BOOTSTRAP_GROUPS:
-        return bootstrap_ratio_interval(points, pairings, confidence), "bootstrap over duplicate groups"
     p = math.fsum(points) / math.fsum(pairings)
+    # A clean sweep (every pairing won, or every one lost) resamples to itself: the bootstrap's
+    # interval was [1.000, 1.000] ([+inf, +inf] Elo) after 14 groups, claiming a certainty no
+    # finite sample gives; Wilson's interval is the honest one there.
+    if len(groups) >= MIN_BOOTSTRAP_GROUPS and 0.0 < p < 1.0:
+        return bootstrap_ratio_interval(points, pairings, confidence), "bootstrap over duplicate groups"
     return wilson_interval(p, len(groups), confidence), "Wilson, n = duplicate groups"
 
 

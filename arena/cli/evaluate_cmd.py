@@ -124,21 +124,31 @@ def evaluate(
         f"{'sandboxed' if plan.sandbox is not None else 'NOT sandboxed'}"
     )
     line = _ProgressLine(quiet)
+    partial: list[EvaluationReport] = []
     try:
-        report = run_interruptible(run_evaluation(plan, progress=line))
+        report = run_interruptible(run_evaluation(plan, progress=line, on_interrupt=partial.append))
     except (BotLaunchError, SandboxUnavailableError) as exc:
         line.close()
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except BaseException:  # a stop signal: the groups completed so far are printed, then its exit
+        line.close()
+        if partial:
+            _print_report(partial[0], json_out)
+        raise
     line.close()
+    _print_report(report, json_out)
+    if any(report.summary.forfeits.values()):  # as 'arena match': a script can tell a broken bot
+        raise typer.Exit(FORFEIT_EXIT)
+
+
+def _print_report(report: EvaluationReport, json_out: bool) -> None:
     if json_out:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
         make_console().print(report_table(report))
         for text in report_notes(report):
             make_console().print(text)
-    if any(report.summary.forfeits.values()):  # as 'arena match': a script can tell a broken bot
-        raise typer.Exit(FORFEIT_EXIT)
 
 
 class _ProgressLine(StatusLine):
@@ -251,6 +261,12 @@ def report_notes(report: EvaluationReport) -> list[str]:
     notes.append(
         f"{s.games} games in {report.duration:.1f}s"
         + (" (stopped early by the sequential test)" if report.stopped_early else "")
+        + (
+            f" (interrupted: these are the {_count(s.groups, 'complete duplicate group')} of "
+            f"{report.plan.groups} planned)"
+            if report.interrupted
+            else ""
+        )
         + (f"; {_count(report.restarts, 'bot restart')}" if report.restarts else "")
         + f"; seeds {report.plan.seed}..{report.plan.seed + s.groups - 1}"
     )

@@ -128,3 +128,38 @@ def test_an_interrupted_swiss_does_not_count_its_unmade_rounds_as_nothing_left()
     assert between.startswith("interrupted between rounds; 'arena tournament resume 7' makes the next round")
     fixed = tournament_state(7, "running", {"finished": 8}, None, "round-robin")
     assert fixed == "interrupted with every match played; 'arena tournament resume 7' finishes it"
+
+
+def test_ctrl_c_in_evaluate_prints_what_was_measured(home: Path) -> None:
+    """Ctrl-C during ``arena evaluate`` threw the games already played away (an empty stdout, 130):
+    the summary of the complete duplicate groups is printed (here as JSON, marked interrupted),
+    then the one interrupt line and 130."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_DATABASE_URL"}
+    env["ARENA_HOME"] = str(home)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "arena"), "evaluate", "greedy", "--vs", "random", "--games", "400",
+         "--seed", "1", "--no-sandbox", "--no-sequential", "--json"],
+        cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:  # the progress lines: stop once two groups are complete
+            if "groups 2/200" in line:
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    report = json.loads(out)
+    assert report["interrupted"] is True and report["planned_groups"] == 200
+    assert 2 <= report["groups"] < 200 and report["games"] == 2 * report["groups"], report
+    assert "arena: interrupted (Ctrl-C)" in err and "Traceback" not in err

@@ -195,3 +195,20 @@ def test_wilson_interval_of_a_clean_sweep_reaches_the_share(n: int) -> None:
     assert won.high == 1.0 and lost.low == 0.0
     assert elo_from_share(won.high) == math.inf and elo_from_share(lost.low) == -math.inf
     assert 0.0 < won.low < 1.0 and 0.0 < lost.high < 1.0
+
+
+def test_a_clean_sweep_of_many_groups_gets_wilsons_interval_not_a_point() -> None:
+    """14 groups all won resample to a share of 1 every time: the bootstrap's interval was
+    [1.000, 1.000] (Elo [+inf, +inf]); Wilson's leaves room below 1 (and above 0 for all lost)."""
+    won = [
+        GroupOutcome(s, (GameOutcome(s, 0, (30, 1), (1, 2)), GameOutcome(s, 1, (1, 30), (2, 1))))
+        for s in range(14)
+    ]
+    iv, method = share_interval(won)
+    assert method.startswith("Wilson") and iv.estimate == 1.0 and iv.high == 1.0 and iv.low < 0.9
+    lost = [
+        GroupOutcome(s, (GameOutcome(s, 0, (1, 30), (2, 1)), GameOutcome(s, 1, (30, 1), (1, 2))))
+        for s in range(14)
+    ]
+    iv, method = share_interval(lost)
+    assert method.startswith("Wilson") and iv.estimate == 0.0 and iv.low == 0.0 and iv.high > 0.1

@@ -72,11 +72,23 @@ def test_ties_go_to_the_higher_score_then_the_better_seed() -> None:
         _finished(1, "k1m0g0", (1, 0), (1, 2), (25, 20)),
     ]
     assert fmt.winner(0, 1, split) == 0  # 50 to 45 in-game points
+    # the report says how (a newcomer read "search beat greedy" of a tie broken by score)
+    assert fmt.report(History(tuple(split)), ["a", "b"])[0] == (
+        "round 1: a beat b, level on points (0.5-0.5), on total score 50-45"
+    )
     level = [
         _finished(1, "k1m0g0", (0, 1), (1, 2), (30, 20)),
         _finished(1, "k1m0g0", (1, 0), (1, 2), (30, 20)),
     ]
     assert fmt.winner(0, 1, level) == 1  # level on both: the better seed
+    assert fmt.report(History(tuple(level)), ["a", "b"])[0] == (
+        "round 1: b beat a, level on points and total score, as seed 1 against 2"
+    )
+    clear = [
+        _finished(1, "k1m0g0", (0, 1), (1, 2), (30, 20)),
+        _finished(1, "k1m0g0", (1, 0), (2, 1), (20, 30)),
+    ]
+    assert fmt.report(History(tuple(clear)), ["a", "b"])[0] == "round 1: a beat b, 1-0 in points"
     assert fmt.next(History(tuple(level))) == make("knockout", fmt.settings).next(History(tuple(level)))
     assert type(fmt.next(History(tuple(level)))).__name__ == "Finished"
 

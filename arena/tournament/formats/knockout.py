@@ -79,6 +79,18 @@ class Knockout(Format):
         points, score = group_points(matches)
         return min((a, b), key=lambda e: (-round(points.get(e, 0.0), 9), -score.get(e, 0), self.seed_of(e)))
 
+    def decided_by(self, w: int, lost: int, matches: list[Recorded]) -> str:
+        """How ``w`` went through against ``lost``: ``2-0 in points``, or, level on points, on the
+        total in-game score or as the better seed."""
+        points, score = group_points(matches)
+        pw, pl = points.get(w, 0.0), points.get(lost, 0.0)
+        if round(pw, 9) != round(pl, 9):
+            return f"{pw:g}-{pl:g} in points"
+        sw, sl = score.get(w, 0), score.get(lost, 0)
+        if sw != sl:
+            return f"level on points ({pw:g}-{pl:g}), on total score {sw}-{sl}"
+        return f"level on points and total score, as seed {self.seed_of(w)} against {self.seed_of(lost)}"
+
     def next(self, history: History) -> Next:
         if any(not m.done for m in history.matches):
             return Wait()
@@ -87,14 +99,15 @@ class Knockout(Format):
             return Finished()
         return self.pair_round(rnd, alive)
 
-    def bracket(self, history: History) -> tuple[list[int | None], int, list[tuple[int, int, int, int]]]:
+    def bracket(self, history: History) -> tuple[list[int | None], int, list[tuple[int, int, int, int, str]]]:
         """Replay the bracket over the finished rounds: the slots still alive, the first round
-        not played yet, and every decided pairing as ``(round, a, b, winner)``."""
+        not played yet, and every decided pairing as ``(round, a, b, winner, how)``
+        (:meth:`decided_by`)."""
         by_round: dict[int, list[Recorded]] = {}
         for m in history.matches:
             by_round.setdefault(m.round, []).append(m)
         alive: list[int | None] = self.first_round()
-        decided: list[tuple[int, int, int, int]] = []
+        decided: list[tuple[int, int, int, int, str]] = []
         rnd = 1
         while len(alive) > 1:
             played = by_round.get(rnd)
@@ -107,8 +120,9 @@ class Knockout(Format):
                     nxt.append(a if b is None else b)
                     continue
                 prefix = f"k{rnd}m{i // 2}g"
-                w = self.winner(a, b, [m for m in played if m.group.startswith(prefix)])
-                decided.append((rnd, a, b, w))
+                ms = [m for m in played if m.group.startswith(prefix)]
+                w = self.winner(a, b, ms)
+                decided.append((rnd, a, b, w, self.decided_by(w, b if w == a else a, ms)))
                 nxt.append(w)
             alive = nxt
             rnd += 1
@@ -117,7 +131,9 @@ class Knockout(Format):
     def report(self, history: History, names: Sequence[str]) -> list[str]:
         """Each decided pairing by round, and the champion once there is one."""
         alive, _, decided = self.bracket(history)
-        lines = [f"round {r}: {names[w]} beat {names[b if w == a else a]}" for r, a, b, w in decided]
+        lines = [
+            f"round {r}: {names[w]} beat {names[b if w == a else a]}, {how}" for r, a, b, w, how in decided
+        ]
         if len(alive) == 1 and alive[0] is not None:
             lines.append(f"champion: {names[alive[0]]}")
         return lines

@@ -481,7 +481,7 @@ KEYS = {
     "-": "slower",
     "?": "legend",
     "q": "quit",
-    "\x1b": "quit",
+    "\x1b": "close",  # Esc: closes the legend when it is open, else quits
 }
 SPEEDS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
@@ -523,7 +523,10 @@ class Navigator:
             "first": lambda: 0,
             "last": lambda: self.last,
         }
-        if action == "quit":
+        if action == "close" and self.legend:
+            self.legend = False
+            return True
+        if action in ("quit", "close"):
             return False
         if action is not None and action in moves:
             self.step = max(0, min(self.last, moves[action]()))
@@ -594,7 +597,7 @@ class Navigator:
         if self.legend:
             out.append("\n" + LEGEND + "\n", style="dim")
         out.append(
-            "\n← → step · ↑ ↓ turn · space play/pause · + - speed · Home/End (g/G) · ? legend · q quit",
+            "\n← → step · ↑ ↓ turn · space play/pause · + - speed · Home/End (g/G) · ? legend · q (Esc) quit",
             style="dim",
         )
         return out

@@ -317,6 +317,11 @@ def test_terminal_viewer_keys(arena: Arena) -> None:
     assert nav.step == 0 and not nav.playing
     screen = nav.screen(rep.header["seating"], "t").plain
     assert "step 0/" in screen and "lifeguard:" in screen
+    assert "q (Esc) quit" in screen
+    # Esc closes the legend when it is open (it quit the viewer), and quits when it is not
+    assert nav.press("?") and nav.legend
+    assert nav.press("\x1b") and not nav.legend
+    assert not nav.press("\x1b")
     assert not nav.press("q")
 
 

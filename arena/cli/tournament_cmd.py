@@ -527,13 +527,16 @@ def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tourna
         typer.echo(f"  {line}")
     if not cross.empty:
         make_console().print(_cross_table(cross))
+        # the key on a line of its own: as the table's title it wrapped to the table's width
+        typer.echo(f"  {CROSS_KEY}")
+
+
+CROSS_KEY = "head to head: row against column, 1 per better place, ½ per shared one; points/meetings"
 
 
 def _cross_table(cross: CrossTable) -> Table:
     """The head-to-head cross table: row against column, points/meetings."""
-    table = Table(
-        title="head to head (row against column: 1 per better place, ½ per shared one; points/meetings)"
-    )
+    table = Table(title="head to head")
     table.add_column("")
     for i in range(len(cross.names)):
         table.add_column(str(i + 1), justify="right")

@@ -98,6 +98,10 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
 
     shown = cli_inproc(arena_home, db.url, "tournament", "show", str(tid))
     assert "head to head" in shown.stdout
+    # the key on one line of its own (as the table's title it wrapped in the middle of a phrase)
+    assert "  head to head: row against column, 1 per better place, ½ per shared one; points/meetings\n" in (
+        shown.stdout
+    )
     assert cross.byes_text.startswith("round 1: ") and f"byes: {cross.byes_text}" in shown.stdout
     assert re.fullmatch(r"round 1: [a-e] \(0\.5 points\), round 2: [a-e] \(0\.5 points\)", cross.byes_text)
     assert "Swiss points: 1. a 2, " in shown.stdout  # a won both its rounds (or had a bye in one)

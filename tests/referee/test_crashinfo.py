@@ -73,11 +73,13 @@ CASES = [
         "grpc._channel._MultiThreadedRendezvous: <_MultiThreadedRendezvous of RPC that terminated with:\n"
         "\tstatus = StatusCode.UNAUTHENTICATED\n\tdetails = \"unknown or expired token\"\n"
         '\tdebug_error_string = "UNAUTHENTICATED:unknown or expired token"\n>\n',
-        "grpc._channel._MultiThreadedRendezvous: the call ended with UNAUTHENTICATED: unknown or expired token",
+        "grpc._channel._MultiThreadedRendezvous: the call ended with UNAUTHENTICATED: "
+        "unknown or expired token",
     ),
     (
         "python grpc.aio, no referee",
-        "    raise _create_rpc_error(\ngrpc.aio._call.AioRpcError: <AioRpcError of RPC that terminated with:\n"
+        "    raise _create_rpc_error(\n"
+        "grpc.aio._call.AioRpcError: <AioRpcError of RPC that terminated with:\n"
         '\tstatus = StatusCode.UNAVAILABLE\n\tdetails = "failed to connect to all addresses"\n'
         '\tdebug_error_string = "UNAVAILABLE:failed to connect to all addresses"\n>\n',
         "grpc.aio._call.AioRpcError: the call ended with UNAVAILABLE: failed to connect to all addresses",

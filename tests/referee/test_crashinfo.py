@@ -71,7 +71,7 @@ CASES = [
         "python grpc, a refused stream",
         '  File "grpc/_channel.py", line 965, in _next\n    raise self\n'
         "grpc._channel._MultiThreadedRendezvous: <_MultiThreadedRendezvous of RPC that terminated with:\n"
-        "\tstatus = StatusCode.UNAUTHENTICATED\n\tdetails = \"unknown or expired token\"\n"
+        '\tstatus = StatusCode.UNAUTHENTICATED\n\tdetails = "unknown or expired token"\n'
         '\tdebug_error_string = "UNAUTHENTICATED:unknown or expired token"\n>\n',
         "grpc._channel._MultiThreadedRendezvous: the call ended with UNAUTHENTICATED: "
         "unknown or expired token",

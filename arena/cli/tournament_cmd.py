@@ -189,8 +189,16 @@ def _create(
 def _repeat_note(bots: int, size: int, rounds: int) -> str | None:
     """The note for a Swiss tournament with more rounds than there can be rounds in which no two
     bots meet again: each round a bot meets ``size - 1`` others of its ``bots - 1`` (in 2-player
-    tables an odd field has a bye each round, one more round); None when every round can be new."""
-    fresh = bots - 1 + bots % 2 if size == 2 else max(1, (bots - 1) // (size - 1))
+    tables an odd field has a bye each round, one more round); None when every round can be new.
+    With 3-4 player tables a second new round also needs each of its tables drawn from ``size``
+    different tables (or byes) of the first: 8 bots at two 4-player tables cannot have one."""
+    if size == 2:
+        fresh = bots - 1 + bots % 2
+    else:
+        seated, byes = divmod(bots, size)  # first-round tables, byes
+        # fewer first-round tables than seats at a table: the round-2 tables need more of the
+        # first round's byes than there are, so some two bots meet again
+        fresh = 1 if seated * max(0, size - seated) > byes else max(1, (bots - 1) // (size - 1))
     if rounds <= fresh:
         return None
     later = f"round {rounds} repeats" if rounds == fresh + 1 else f"rounds {fresh + 1} to {rounds} repeat"

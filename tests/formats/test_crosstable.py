@@ -3,6 +3,7 @@ pull step storing a Swiss round (with its byes) once, however often it is asked.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import urllib.request
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from store.helpers import cli_inproc, sample
 
+from arena.cli.tournament_cmd import _repeat_note
 from arena.endings import MatchEnd
 from arena.referee.result import MatchResult, SeatOutcome
 from arena.store.bots import add_bot
@@ -18,6 +20,7 @@ from arena.store.crosstable import cross_table
 from arena.store.db import Database
 from arena.store.tournaments import queued_tasks, record_result, stored_history
 from arena.tournament.formats import Play, Wait
+from arena.tournament.formats.swiss import pair_tables, repeats
 from arena.tournament.pull import pull
 from arena.tournament.service import TournamentConfigError, create
 from arena.web.app import create_app
@@ -285,3 +288,28 @@ def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:
     assert line.startswith("seeded by rating (pl, every finished match): 1. d ") and "5. e (unrated)" in line
     _, byes = stored_history(db, t.id)
     assert sorted(b.version_id for b in byes) == [1, 3, 4]  # 5 bots, a bracket of 8: 3 byes
+
+
+@pytest.mark.parametrize(
+    ("bots", "size", "rounds", "fresh"),
+    [(8, 4, 2, 1), (6, 3, 2, 1), (12, 4, 2, 1), (7, 3, 2, 1), (4, 4, 2, 1)],
+)
+def test_the_swiss_note_counts_the_rounds_tables_of_3_or_4_can_keep_new(
+    bots: int, size: int, rounds: int, fresh: int
+) -> None:
+    """8 bots at two 4-player tables (or 6 at two 3-player tables) cannot play a second round in
+    which no two meet again: each round-2 table would need 4 (3) bots from different round-1
+    tables. The note said nothing ('at most 2 rounds'), and the Swiss pairing repeats."""
+    note = _repeat_note(bots, size, rounds)
+    assert note is not None and f"have at most {fresh} round " in note, note
+    first = [tuple(range(i, i + size)) for i in range(0, bots - bots % size, size)]
+    met = {frozenset(p) for t in first for p in itertools.combinations(t, 2)}
+    order = list(range(bots))[-(bots - bots % size) :] if bots % size else list(range(bots))
+    assert sum(repeats(t, met) for t in pair_tables(order, size, met)) > 0  # the pairing repeats
+
+
+@pytest.mark.parametrize(("bots", "size", "fresh"), [(9, 3, 4), (16, 4, 5), (5, 3, 2)])
+def test_the_swiss_note_keeps_quiet_while_new_rounds_can_exist(bots: int, size: int, fresh: int) -> None:
+    """Fields where ``fresh`` new rounds exist (9 bots in triples: an affine plane, 4 rounds)."""
+    assert _repeat_note(bots, size, fresh) is None
+    assert f"at most {fresh} round" in (_repeat_note(bots, size, fresh + 1) or "")

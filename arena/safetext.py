@@ -13,15 +13,18 @@ from __future__ import annotations
 import re
 
 # C0 controls but tab and newline, DEL, C1 controls (ESC and CSI among them), lone surrogates
-# (not encodable as UTF-8), the line/paragraph separators some terminals and viewers obey, and
-# every format character (Unicode category Cf, as of Unicode 15): the bidirectional overrides and
-# isolates (U+202A-202E, U+2066-2069) that make a line read differently from what it stores, the
-# zero-width characters, and the tag characters (U+E0000 block) that hide text from a reader
+# (not encodable as UTF-8), the line/paragraph separators some terminals and viewers obey, the
+# bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E-200F, U+202A-202E,
+# U+2066-206F) that make a line read differently from what it stores, the invisible characters
+# that carry no glyph of their own (zero-width space U+200B, word joiner and invisible operators
+# U+2060-2064, U+180E, U+FEFF, the interlinear annotation marks U+FFF9-FFFB) and the tag
+# characters (U+E0000 block) that hide text from a reader.  Kept as they are: the joiners
+# U+200C/U+200D (Persian words, emoji sequences), the soft hyphen and the format characters of
+# particular scripts.
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\ud800-\udfff\u2028\u2029"
-    "\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029"
+    "\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000e0001\U000e0020-\U000e007f]"
 )
 
 
@@ -34,9 +37,9 @@ def _escape(match: re.Match[str]) -> str:
 
 def printable(text: str) -> str:
     """``text`` with every control character except tab and newline (NUL, ESC, DEL, C1, a lone
-    surrogate, U+2028/U+2029) and every format character (a bidirectional override, a zero-width
-    space, a tag character) written as a visible escape (``\\x00``, ``\\x1b``, ``\\u202e``,
-    ``\\U000e0041``).
+    surrogate, U+2028/U+2029), every bidirectional control (an override, an isolate) and every
+    invisible character that hides text (a zero-width space, a tag character) written as a
+    visible escape (``\\x00``, ``\\x1b``, ``\\u202e``, ``\\U000e0041``).
     Safe to print on a terminal and to store in any database's text column; text without such
     characters is returned unchanged (the same object)."""
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text

@@ -17,7 +17,7 @@ from arena.leaderboard import MIN_GAMES, LeaderRow, leaderboard, store_ratings, 
 from arena.store.bots import DuplicateUploadError, add_bot, newest_version, sha256_file
 from arena.store.db import Database
 from arena.tournament.runner import ProgressFn, run_tournament
-from arena.tournament.service import create
+from arena.tournament.service import TournamentConfigError, create
 
 REPO = Path(__file__).resolve().parent.parent
 LEADERBOARDS = REPO / "leaderboards"
@@ -85,9 +85,19 @@ def load_definition(name: str, folder: Path = LEADERBOARDS) -> Definition:
             f"{path}: 'tables' must list players per table, each 2, 3 or 4 (e.g. [2] or [2, 4]), "
             f"got {tables!r}"
         )
+    if len(set(tables)) != len(tables):
+        raise LeaderboardDefinitionError(f"{path}: 'tables' lists a size twice ({tables!r}); list each once")
+    if max(tables) > len(bots):
+        raise LeaderboardDefinitionError(
+            f"{path}: 'tables' has tables of {max(tables)} but 'bots' lists {len(bots)}; "
+            f"list more bots or smaller tables"
+        )
+    title = data.get("title", name)
+    if not isinstance(title, str):
+        raise LeaderboardDefinitionError(f"{path}: 'title' must be text, got {title!r}")
     return Definition(
         name=name,
-        title=str(data.get("title", name)),
+        title=title,
         bots=bots,
         tables=tuple(tables),
         games=_number(path, data, "games", 2, whole=True, least=1),
@@ -168,16 +178,19 @@ def publish(
     for bot, file in d.bots.items():
         with contextlib.suppress(DuplicateUploadError):
             add_bot(db, bot, file)
-    t = create(
-        db,
-        list(d.bots),
-        table_sizes=d.tables,
-        games=d.games,
-        seed=d.seed,
-        move_time=d.move_time,
-        bank=d.bank,
-        name=f"leaderboard {name}",
-    )
+    try:
+        t = create(
+            db,
+            list(d.bots),
+            table_sizes=d.tables,
+            games=d.games,
+            seed=d.seed,
+            move_time=d.move_time,
+            bank=d.bank,
+            name=f"leaderboard {name}",
+        )
+    except TournamentConfigError as exc:  # what the definition's own checks did not catch
+        raise LeaderboardDefinitionError(f"{folder / f'{name}.toml'}: {exc}") from None
     assert t.id is not None
     run_tournament(db, t.id, jobs=jobs, progress=progress)
     rows = leaderboard(db, tournament_id=t.id, system="pl", min_games=d.min_games)

@@ -278,6 +278,9 @@ BAD_KEYS = [
     ("seed = -4", r"'seed' must be a whole number, 0 or more and below 9\.22337e\+18; got -4"),
     ("seed = 2.5", r"'seed' must be a whole number, .* got 2\.5"),
     ("game = 3", r"unknown key 'game'; a definition has title, bots, tables, games, move_time, bank, seed"),
+    ("tables = [4]", r"'tables' has tables of 4 but 'bots' lists 2; list more bots or smaller tables"),
+    ("tables = [2, 2]", r"'tables' lists a size twice \(\[2, 2\]\); list each once"),
+    ("title = [1, 2]", r"'title' must be text, got \[1, 2\]"),
 ]
 
 

@@ -194,7 +194,9 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
     if not rows:
         typer.echo("no bots registered; add one with 'arena bots add NAME PATH'")
         return
-    table = Table(title="bots")
+    table = Table(
+        title="bots", caption="process: kept running across matches, or fresh for each ('bots add --fresh')"
+    )
     for col in ("name", "version", "versions", "file", "sha256", "matches", "added", "status", "process"):
         table.add_column(col)
     for r in rows:
@@ -207,7 +209,7 @@ def list_(all_: Annotated[bool, typer.Option("--all", help="include removed bots
             str(r.matches),
             r.created_at.strftime("%Y-%m-%d %H:%M"),
             "removed" if r.removed else "active",
-            "kept across matches" if r.persistent else "fresh per match",  # --fresh at 'bots add'
+            "kept" if r.persistent else "fresh",  # kept running across matches, or --fresh at 'bots add'
         )
     make_console().print(table)
 

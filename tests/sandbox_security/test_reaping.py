@@ -157,10 +157,12 @@ def test_kill_all_bots_kills_every_bot_from_another_thread(cgroups: str, tag: st
             for p in procs:
                 await p.start(address, server.session(p.name).token)
             deadline = time.monotonic() + 30
-            while not marker.exists():
+            # the whole line, not just the file: it is created before its text is written (a
+            # clean-clone run read it empty)
+            while not (marker.exists() and (text := marker.read_text()).endswith("\n")):
                 assert time.monotonic() < deadline, "the escaper's grandchild did not start"
                 await asyncio.sleep(0.05)
-            grandchild = int(marker.read_text().split("pid ")[1].split()[0])
+            grandchild = int(text.split("pid ")[1].split()[0])
             assert is_alive(grandchild)
             started = time.monotonic()
             killed = await asyncio.to_thread(kill_all_bots)

@@ -130,8 +130,10 @@ def _number(
     file, the key and the value otherwise (before anything is played)."""
     value = data.get(key, default)
     kind = "a whole number" if whole else "a number"
-    ok = _whole(value) if whole else (_whole(value) or isinstance(value, float))
-    if not ok or not (least <= value < below):  # type: ignore[operator]
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if whole and not isinstance(number, int):
+        number = None
+    if number is None or not least <= number < below:  # nan fails the comparison too
         bound = f"{least:g} or more" + (f" and below {below:g}" if below != math.inf else "")
         raise LeaderboardDefinitionError(f"{path}: {key!r} must be {kind}, {bound}; got {value!r}")
     return value

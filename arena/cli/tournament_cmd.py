@@ -33,9 +33,10 @@ from arena.store.tournaments import (
 )
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
+from arena.tournament.formats import CONTINUOUS
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
-from arena.tournament.service import CONTINUOUS, FORMATS, TournamentConfigError, create
+from arena.tournament.service import FORMATS, TournamentConfigError, create
 
 from .common import database, fail, refuse_unknown_bots
 from .rules_option import RULES_HELP, parse_rules

@@ -23,6 +23,7 @@ from arena.endings import is_forfeit, win_share
 from arena.store.tournaments import status_counts
 from arena.termui import keep_going_on_closed_pipe, make_console
 
+from .formats import CONTINUOUS
 from .runner import Progress as RunProgress
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ def tournament_state(
     process still runs (the rule by which a new coordinator would take the lease over)."""
     left = counts.get("queued", 0) + counts.get("running", 0)
     live = holder is not None and holder.live()
-    if fmt == "ladder" and status in ("created", "running") and not live:
+    if fmt in CONTINUOUS and status in ("created", "running") and not live:
         return "the ladder, not running now; 'arena ladder run' plays it on"
     if status == "created":
         return f"created, not started; start it with 'arena tournament start {tournament_id}'"

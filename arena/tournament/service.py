@@ -14,13 +14,11 @@ from arena.store.db import Database
 from arena.store.models import BotVersion, Tournament
 from arena.store.tournaments import create_tournament, get_tournament
 
-from .formats import REGISTRY, FormatError, make
+from .formats import CONTINUOUS, REGISTRY, FormatError, make
 from .pull import pull, settings_of
 
-# The formats a tournament is created with.  The ladder is a format too, but a continuous one: it
-# never finishes, and 'arena ladder run' keeps its one tournament (a 'tournament run --format
-# ladder' played on for ever, and 'ladder show' never found it).
-CONTINUOUS = ("ladder",)
+# The formats a tournament is created with: not the continuous ones (a 'tournament run --format
+# ladder' played on for ever, and 'ladder show' never found it)
 FORMATS = tuple(name for name in REGISTRY if name not in CONTINUOUS)
 SEEDINGS = ("order", "rating")
 RATING_SYSTEM = "pl"  # the rating a knockout is seeded by (over every finished match, as 'arena leaderboard')

@@ -33,6 +33,10 @@ REGISTRY: dict[str, type[Format]] = {
 }
 
 
+# Formats that never finish (the ladder): 'arena ladder run' plays them, not 'arena tournament'.
+CONTINUOUS = (Ladder.name,)
+
+
 def make(name: str, settings: Settings) -> Format:
     """The format ``name`` for ``settings``; :class:`FormatError` for an unknown name or
     settings it cannot play."""
@@ -43,6 +47,7 @@ def make(name: str, settings: Settings) -> Format:
 
 
 __all__ = [
+    "CONTINUOUS",
     "REGISTRY",
     "Bye",
     "Finished",

@@ -300,8 +300,13 @@ class MatchHost:
         entry = self.pool.pop(key, None)
         if entry is not None:
             self.server.revoke(entry.session)
-            with contextlib.suppress(Exception):
-                await entry.proc.stop(grace=self.grace)
+            try:
+                with contextlib.suppress(Exception):
+                    await entry.proc.stop(grace=self.grace)
+            finally:
+                # its process is gone: no stream will ask for its goodbye (a bot that crashed
+                # never does), so the registry keeps nothing of it, nor of the match it was in
+                self.server.forget(entry.session)
 
     async def close(self, grace: float = 0.2) -> None:
         """Stop every kept-running bot (all at once), then the referee (``grace`` seconds for the

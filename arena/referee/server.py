@@ -260,6 +260,10 @@ class RefereeServer:
         """Invalidate a session's token; a waiting stream gets a Goodbye."""
         self.registry.revoke(session)
 
+    def forget(self, session: BotSession) -> None:
+        """A revoked session whose process has been stopped: it is owed no goodbye any more."""
+        self.registry.forget(session)
+
     async def play(
         self,
         sessions: Sequence[BotSession],

@@ -104,7 +104,15 @@ class SessionRegistry:
         """Invalidate the token: later streams with it are refused as unauthenticated (except
         that a persistent session's next stream gets the Goodbye it would have waited for)."""
         session.revoked = True
+        session.current = None  # its seat (and with it the whole match) is no longer its to play
         self._by_token.pop(session.token, None)
         if session.persistent and session.token:  # a remote session has no token of its own
             self._retired[session.token] = session
         session.close()
+
+    def forget(self, session: BotSession) -> None:
+        """No goodbye is owed to ``session`` any more: the process that held its token is gone (its
+        host stopped it).  Without this a kept-running bot that forfeited, and was stopped before
+        it could ask for its goodbye, stayed in the registry for as long as the process lived."""
+        if self._retired.get(session.token) is session:
+            del self._retired[session.token]

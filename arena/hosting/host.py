@@ -150,10 +150,14 @@ class MatchHost:
         on_event: Callable[[Match], None] | None = None,
         sandbox: SandboxLimits | Literal[_Host.DEFAULT] | None = HOST_DEFAULT,
         rules: Rules = DEFAULT_RULES,
+        keep: bool = True,
     ) -> MatchResult:
         """Play one match with ``seats[k]`` in seat k: launch (or reuse) its bots, play, and
         stop what the match launched for itself.  ``sandbox`` overrides the host's setting for
-        this match's bots; ``rules`` are the game's rules (standard unless a variant)."""
+        this match's bots; ``rules`` are the game's rules (standard unless a variant).
+        ``keep=False``: its kept-running bots are stopped too before this returns (another
+        seating of its seed is to be played, maybe on another host: a process that has seen
+        these dice must not live on meanwhile)."""
         limits = self.sandbox if sandbox is HOST_DEFAULT else sandbox
         if any(isinstance(s, LocalSeat) for s in seats):  # bots to launch
             if limits is not None:
@@ -242,10 +246,12 @@ class MatchHost:
                 *(proc.stop(grace=self.grace if relay.connected(k) else 0.0) for k, proc in fresh),
                 return_exceptions=True,
             )
-        for f in result.forfeits:  # a bot that failed is restarted before it plays again
-            forfeited = keys[f.seat]
-            if forfeited is not None:
-                await self._drop(forfeited)
+        # a bot that failed is restarted before it plays again; with keep=False none lives on
+        forfeited = {keys[f.seat] for f in result.forfeits}
+        if not keep:  # (its next process is not a restart: nothing went wrong with it)
+            self._ever.difference_update(key for key in keys if key not in forfeited)
+        dropped = keys if not keep else list(forfeited)
+        await asyncio.gather(*(self._drop(key) for key in dropped if key is not None))
         return result
 
     async def _keep_socket(self) -> None:
@@ -278,7 +284,11 @@ class MatchHost:
 
     def _process(self, seat: LocalSeat, sandbox: SandboxLimits | None) -> BotProcess:
         return BotProcess(
-            seat.bot.name, seat.bot.command, log_dir=self.log_dir, extra_env=seat.extra_env, sandbox=sandbox
+            seat.bot.name,
+            seat.bot.command,
+            log_dir=self.log_dir,
+            extra_env=seat.extra_env,
+            sandbox=sandbox,
         )
 
     def _exited_handler(self, proc: BotProcess) -> Callable[[str], None]:

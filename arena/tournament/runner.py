@@ -28,7 +28,7 @@ from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -382,6 +382,12 @@ def _next_free_seed(queue: Sequence[MatchTask], playing: Sequence[MatchTask]) ->
     return None
 
 
+def _handed_out(task: MatchTask, queue: Sequence[MatchTask]) -> MatchTask:
+    """``task`` as handed to a worker: with :attr:`MatchTask.seed_again` when a match of its seed
+    is still queued (the seatings of a group are queued together, near each other at the end)."""
+    return replace(task, seed_again=any(q.seed == task.seed for q in reversed(queue)))
+
+
 def coordinate(
     db: Database,
     tournament_id: int,
@@ -479,7 +485,7 @@ def coordinate(
                     k = _next_free_seed(queue, [*pending.values(), *handing])
                     if k is None:  # every queued match waits for its seed's match in play
                         break
-                    handing.append(queue.pop(k))
+                    handing.append(_handed_out(queue.pop(k), queue))
                 if handing:
                     mark_running(db, [task.match_id for task in handing])
                     for task in handing:

@@ -40,6 +40,11 @@ class MatchTask:
     control: TimeControl  # the tournament's, from :func:`arena.store.tournaments.time_control_of`
     sandbox: SandboxLimits | None = None
     rules: str = "1"  # the rules version id the match is played under (the tournament's)
+    # Another match of this seed is still to be played (the coordinator sets it as it hands the
+    # match out): the bots that played this one, having seen its dice, must not live on after it
+    # (a kept-running process is stopped before the result is handed back), or they could pass
+    # the throws on to the next seating on another worker through the machine's load.
+    seed_again: bool = False
 
     @property
     def key(self) -> str:

@@ -66,6 +66,7 @@ async def play_on(host: MatchHost, task: MatchTask, live: LiveTarget | None = No
         on_event=observer_for(task.match_id, live),
         sandbox=task.sandbox,
         rules=by_version(task.rules),
+        keep=not task.seed_again,
     )
 
 

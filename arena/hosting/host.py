@@ -48,6 +48,7 @@ from arena.referee.match import Match
 from arena.referee.server import TlsFiles
 from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
+from arena.store.location import arena_home, database_url, plain_sqlite_path
 
 from .seats import LocalSeat
 from .sockdir import SOCKET_NAME, SocketId, folder_id, make_sock_dir, remove_own, socket_id, sweep_stale
@@ -289,7 +290,21 @@ class MatchHost:
             log_dir=self.log_dir,
             extra_env=seat.extra_env,
             sandbox=sandbox,
+            hide=self._arena_files() if sandbox is not None else (),
         )
+
+    def _arena_files(self) -> list[Path]:
+        """The arena's own files a sandboxed bot must not see, should they lie in its directory (a
+        bot played by its path, next to the default ``./arena-data``): the data directory, the
+        SQLite database's files and the bots' log folder."""
+        paths = [arena_home().resolve()]
+        with contextlib.suppress(Exception):  # (a URL that is no plain SQLite file: not here)
+            db = plain_sqlite_path(database_url())
+            if db is not None:
+                paths += [db.with_name(db.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+        if self.log_dir is not None:
+            paths.append(self.log_dir.resolve())
+        return paths
 
     def _exited_handler(self, proc: BotProcess) -> Callable[[str], None]:
         def exited(how: str) -> None:

@@ -3,7 +3,8 @@
 A sandboxed bot runs in new namespaces (``--unshare-all``: no network but its own loopback, its
 own PID namespace that dies with it, no IPC, its own hostname), with every capability dropped, as
 uid/gid 65534 inside, on a read-only view of the system (``/usr``, the libraries, the Python
-installation and the ``arena`` package), its own directory read-only, a private writable
+installation and the ``arena`` package), its own directory read-only (without the arena's data
+directory, database or logs where they lie in it), a private writable
 ``/tmp`` (its HOME) and nothing else: not the database, not the other bots, not the host's home
 directories.  It reaches the referee through the referee's Unix socket directory, bind-mounted read-only
 at ``/run/arena``.  Its environment is a few known variables and the bot's own (address, token,
@@ -91,6 +92,44 @@ def _python_binds() -> list[str]:
     return args
 
 
+def _own_directory(bot_dir: Path, command: Sequence[str], hide: Sequence[Path]) -> list[str]:
+    """The binds of the bot's own directory, read-only, without the arena's own files in it.
+
+    A bot played by its path (``arena match mybot.py``) runs from the folder it is in, and the
+    default data directory is ``./arena-data`` in the current folder: a bot next to it read the
+    database (the seed of the very match it was playing, hence every throw to come), the other
+    bots' files and its opponent's live logs.  Each path of ``hide`` (the data directory, the
+    database's files, the bots' log folder) below the bot's directory is covered (a folder by an
+    empty read-only tmpfs, a file by ``/dev/null``); when the bot's directory is one of them, only
+    the bot's own files (the absolute paths of ``command`` in it) are bound, not the folder."""
+    here = Path(os.path.realpath(bot_dir))
+    covers: list[str] = []
+    dirs: list[Path] = []  # covered already, with all that is in them
+    # folders first (a file in a covered folder is out of sight already, and could not be covered)
+    for real in sorted({Path(os.path.realpath(p)) for p in hide}, key=lambda r: (not r.is_dir(), r)):
+        if real == here:
+            return [
+                arg
+                for part in command
+                if os.path.isabs(part)
+                and os.path.isfile(part)
+                and Path(os.path.realpath(part)).parent == here
+                for arg in ("--ro-bind", part, part)
+            ]
+        if (
+            real.is_relative_to(here)
+            and os.path.lexists(real)
+            and not any(real.is_relative_to(d) for d in dirs)
+        ):
+            shown = str(bot_dir / real.relative_to(here))  # where the bot sees it
+            if real.is_dir():
+                covers += ["--tmpfs", shown, "--remount-ro", shown]
+                dirs.append(real)
+            else:
+                covers += ["--ro-bind", "/dev/null", shown]
+    return ["--ro-bind", str(bot_dir), str(bot_dir), *covers]
+
+
 def wrap(
     command: Sequence[str],
     *,
@@ -98,10 +137,13 @@ def wrap(
     socket_dir: Path,
     limits: SandboxLimits,
     env: Mapping[str, str],
+    hide: Sequence[Path] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """The argv that runs ``command`` inside the sandbox (bwrap, then prlimit, then the bot), and
     the complete environment to start it with: the bot gets exactly that environment (bwrap
-    passes its own on), so secrets such as the token never appear on a command line."""
+    passes its own on), so secrets such as the token never appear on a command line.  ``hide``:
+    the arena's own files, kept out of sight where they lie in the bot's directory
+    (:func:`_own_directory`)."""
     exe = shutil.which("bwrap") or "bwrap"
     args = [
         exe,
@@ -139,9 +181,7 @@ def wrap(
         "--ro-bind",
         str(socket_dir),
         SOCKET_DIR,
-        "--ro-bind",
-        str(bot_dir),
-        str(bot_dir),
+        *_own_directory(bot_dir, command, hide),
         "--chdir",
         str(bot_dir),
     ]

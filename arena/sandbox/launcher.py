@@ -142,8 +142,12 @@ class BotProcess:
         cwd: Path | None = None,
         extra_env: dict[str, str] | None = None,
         sandbox: SandboxLimits | None = None,
+        hide: Sequence[Path] = (),
     ) -> None:
         self.name = name
+        # the arena's own files (data directory, database, logs) kept out of the sandbox's sight
+        # should they lie in the bot's directory (arena.sandbox.bwrap.wrap)
+        self.hide = list(hide)
         self.command = list(command)
         self.sandbox = sandbox
         self.cgroup: BotCgroup | None = None
@@ -193,6 +197,7 @@ class BotProcess:
             socket_dir=socket.parent,
             limits=self.sandbox,
             env=bot_env,
+            hide=self.hide,
         )
         self.cgroup = BotCgroup.create(self.sandbox.memory_mb, self.sandbox.processes)
         if self.cgroup is not None:

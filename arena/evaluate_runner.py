@@ -42,7 +42,7 @@ from arena.evaluation import (
     seatings,
     summarize,
 )
-from arena.hosting import BotSpec, LocalSeat, MatchHost
+from arena.hosting import KEPT_LIMIT, BotSpec, LocalSeat, MatchHost
 from arena.referee import MatchResult, RefereeConfig, TimeControl
 from arena.sandbox import SandboxLimits
 from arena.tournament.formats import Finished, History, Play, Recorded, Settings
@@ -305,7 +305,9 @@ async def run_evaluation(
     after at least one complete duplicate group, it hands ``on_interrupt`` the report of the
     groups completed so far (``interrupted`` set) before the cancellation goes on."""
     start = time.monotonic()
-    host = MatchHost(sandbox=plan.sandbox, config=config, log_dir=plan.log_dir, label="eval")
+    # every table keeps one set of bots per seating (plan.players of each): all of them stay running
+    kept = max(KEPT_LIMIT, plan.jobs * plan.players * plan.players)
+    host = MatchHost(sandbox=plan.sandbox, config=config, log_dir=plan.log_dir, label="eval", kept_limit=kept)
     seats = seatings(plan.players)
     pull = _Pull(plan)
     pending: dict[int, dict[int, GameOutcome]] = {}

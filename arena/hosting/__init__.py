@@ -4,7 +4,7 @@
 through it; see :mod:`arena.hosting.host` for what it takes care of.
 """
 
-from .host import HOST_DEFAULT, MatchHost
+from .host import HOST_DEFAULT, KEPT_LIMIT, MatchHost
 from .seats import BotSpec, LocalSeat, sandbox_choice
 
-__all__ = ["HOST_DEFAULT", "BotSpec", "LocalSeat", "MatchHost", "sandbox_choice"]
+__all__ = ["HOST_DEFAULT", "KEPT_LIMIT", "BotSpec", "LocalSeat", "MatchHost", "sandbox_choice"]

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 import shutil
+from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -57,6 +58,12 @@ log = logging.getLogger(__name__)
 
 STOP_GRACE = 0.5
 """Seconds a bot gets to exit by itself when the host stops it (then SIGTERM, then SIGKILL)."""
+
+KEPT_LIMIT = 16
+"""Kept-running bot processes a host keeps between its matches, at most: past that the least
+recently used are stopped (those of a match in play never).  Without a bound every bot version a
+long-running host ever played stayed running for as long as the host (``arena serve``: each
+upload's version, retired or not, up to its sandbox's memory limit apiece)."""
 
 
 class _Host(Enum):
@@ -105,8 +112,10 @@ class MatchHost:
         log_dir: Path | None = None,
         server: RefereeServer | None = None,
         label: str = "bot",
+        kept_limit: int = KEPT_LIMIT,
     ) -> None:
         self.sandbox = sandbox
+        self.kept_limit = kept_limit
         self.log_dir = log_dir
         self.label = label
         self.server = server if server is not None else RefereeServer(config)
@@ -116,7 +125,8 @@ class MatchHost:
         self._socket_id: SocketId | None = None
         self._folder_id: tuple[int, int] | None = None  # sock_dir as made (folder_id)
         self._socket_lock = asyncio.Lock()  # one replacement at a time (matches start at once)
-        self.pool: dict[PoolKey, _Pooled] = {}
+        self.pool: dict[PoolKey, _Pooled] = {}  # least recently used first
+        self._busy: Counter[PoolKey] = Counter()  # the pool's keys in matches in play
         self.launched = 0  # bot processes started
         self.restarts = 0  # kept-running bots started again (they had died or forfeited)
         self.grace = STOP_GRACE
@@ -188,6 +198,7 @@ class MatchHost:
                     n = seen[ident] = seen.get(ident, -1) + 1
                     key: PoolKey = (*ident, limits, n)
                     keys[k] = key
+                    self._busy[key] += 1
                     entry = self.pool.get(key)
                     failed = entry is not None and entry.proc.probe() is not None  # died while idle
                     # it has seen these dice (another seating of this seed): a fresh process
@@ -203,6 +214,7 @@ class MatchHost:
                         self.pool[key] = entry
                         stem = f"{seat.label or self.label}-{bot.name}-{self.launched + len(launch) + 1}"
                         launch.append((k, entry.proc, entry.session, stem))
+                    self.pool[key] = self.pool.pop(key)  # the most recently used now
                     procs[k], session = entry.proc, entry.session
                     entry.seeds.add(seed)
                 sessions.append(session)
@@ -239,6 +251,10 @@ class MatchHost:
                     await self._drop(used)
             raise
         finally:
+            for used in keys:
+                if used is not None:
+                    self._busy[used] -= 1
+            self._busy = +self._busy  # (no key at zero)
             for seated in procs:
                 if seated is not None:
                     self._relay.pop(seated, None)
@@ -253,7 +269,17 @@ class MatchHost:
             self._ever.difference_update(key for key in keys if key not in forfeited)
         dropped = keys if not keep else list(forfeited)
         await asyncio.gather(*(self._drop(key) for key in dropped if key is not None))
+        await self._evict()
         return result
+
+    async def _evict(self) -> None:
+        """Stop the least recently used kept-running bots beyond :attr:`kept_limit` (never one
+        that a match in play uses)."""
+        idle = [key for key in self.pool if key not in self._busy]
+        excess = len(self.pool) - self.kept_limit
+        if excess > 0:
+            self._ever.difference_update(idle[:excess])  # (its next process is not a restart)
+            await asyncio.gather(*(self._drop(key) for key in idle[:excess]))
 
     async def _keep_socket(self) -> None:
         """Before bots are launched: if the referee's socket was removed from outside this

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -49,8 +50,10 @@ from arena.referee.match import Match
 from arena.referee.server import TlsFiles
 from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
+from arena.sandbox.launcher import live_bots
 from arena.store.location import arena_home, database_url, plain_sqlite_path
 
+from . import logkeep
 from .seats import LocalSeat
 from .sockdir import SOCKET_NAME, SocketId, folder_id, make_sock_dir, remove_own, socket_id, sweep_stale
 
@@ -64,6 +67,9 @@ KEPT_LIMIT = 16
 recently used are stopped (those of a match in play never).  Without a bound every bot version a
 long-running host ever played stayed running for as long as the host (``arena serve``: each
 upload's version, retired or not, up to its sandbox's memory limit apiece)."""
+
+TRIM_EVERY = 10.0
+"""Seconds between two trims of the host's log folder (:mod:`arena.hosting.logkeep`), at most."""
 
 
 class _Host(Enum):
@@ -130,6 +136,10 @@ class MatchHost:
         self.launched = 0  # bot processes started
         self.restarts = 0  # kept-running bots started again (they had died or forfeited)
         self.grace = STOP_GRACE
+        self.log_bytes = logkeep.MAX_BYTES  # the log folder's bounds (arena.hosting.logkeep)
+        self.log_files = logkeep.MAX_FILES
+        self.trim_every = TRIM_EVERY
+        self._trimmed_at: float | None = None
         self._ever: set[PoolKey] = set()
         self._relay: dict[BotProcess, tuple[_ExitRelay, int]] = {}
 
@@ -221,6 +231,8 @@ class MatchHost:
             for k, seated in enumerate(procs):
                 if seated is not None:
                     self._relay[seated] = (relay, k)
+            if launch:
+                self._trim_logs()
             for _k, starting, token_of, stem in launch:
                 self.launched += 1
                 await starting.start(self.address, token_of.token, log_stem=stem)
@@ -271,6 +283,20 @@ class MatchHost:
         await asyncio.gather(*(self._drop(key) for key in dropped if key is not None))
         await self._evict()
         return result
+
+    def _trim_logs(self) -> None:
+        """Before bots are launched (every :attr:`trim_every` seconds at most): the oldest logs of
+        the log folder go until it is within :attr:`log_bytes` and :attr:`log_files`; the logs
+        of this process's running bots stay."""
+        now = time.monotonic()
+        recent = self._trimmed_at is not None and now - self._trimmed_at < self.trim_every
+        if self.log_dir is None or recent:
+            return
+        self._trimmed_at = now
+        running = [p for bot in live_bots() for p in (bot.stdout_path, bot.stderr_path) if p is not None]
+        done = logkeep.trim(self.log_dir, max_bytes=self.log_bytes, max_files=self.log_files, keep=running)
+        if done.files:
+            log.info("bot logs: %d oldest deleted from %s (%d bytes)", done.files, self.log_dir, done.bytes)
 
     async def _evict(self) -> None:
         """Stop the least recently used kept-running bots beyond :attr:`kept_limit` (never one

@@ -62,6 +62,19 @@ def bwrap_problem() -> str | None:
     return None
 
 
+@functools.cache
+def bwrap_sizes_tmpfs() -> bool:
+    """Whether this bubblewrap takes ``--size`` for a tmpfs (0.7 and later; checked once)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    try:
+        proc = subprocess.run([exe, "--help"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--size" in proc.stdout + proc.stderr
+
+
 def require_bwrap() -> None:
     """Raise :class:`SandboxUnavailableError` with what to do when bubblewrap cannot run."""
     problem = bwrap_problem()
@@ -164,15 +177,24 @@ def wrap(
     for f in ETC_FILES:
         if os.path.exists(f):
             args += ["--ro-bind", f, f]
+    # The writable file systems are memory (tmpfs), each by default up to half the machine's
+    # RAM, and where no cgroup can be made (below) nothing else bounds them: a bot writing many
+    # files of the 64 MiB file-size rlimit filled the host's memory.  So /tmp and /dev/shm are
+    # each at most the bot's memory limit, and the root (with /run) and /dev are read-only at the
+    # end (a device node stays writable on a read-only mount).  A bubblewrap older than 0.7 has
+    # no --size: its /tmp and /dev stay unbounded and writable, as the README says.
+    sized = bwrap_sizes_tmpfs()
+    size = ["--size", str(limits.memory_mb * MIB)] if sized else []
     # The private /tmp comes before the Python and bot binds: bwrap mounts in order, and a
     # checkout (or venv) that lives under /tmp must stay visible on top of the empty tmpfs.
-    args += ["--tmpfs", "/tmp"]
+    args += [*size, "--tmpfs", "/tmp"]
     args += _python_binds()
     args += [
         "--proc",
         "/proc",
         "--dev",
         "/dev",
+        *([*size, "--tmpfs", "/dev/shm"] if sized else []),
         "--dir",
         "/run",
         # Read-only: connecting to a Unix socket needs no write access to the mount, and the
@@ -182,6 +204,9 @@ def wrap(
         str(socket_dir),
         SOCKET_DIR,
         *_own_directory(bot_dir, command, hide),
+        *(["--remount-ro", "/dev"] if sized else []),
+        "--remount-ro",
+        "/",
         "--chdir",
         str(bot_dir),
     ]

@@ -156,11 +156,13 @@ def _page_links(page: Page[Any], base: str, args: dict[str, str]) -> dict[str, s
     def link(p: int) -> str:
         return f"{base}?{urlencode({**args, 'page': str(p), 'per_page': str(page.per_page)})}"
 
+    # a page past the end (an old link, a typed number): its "prev" and "last" lead to the last
+    # page there is, not to the page before the one asked for
     return {
         "first": link(1) if page.page > 1 else None,
-        "prev": link(page.page - 1) if page.page > 1 else None,
+        "prev": link(min(page.page - 1, page.pages)) if page.page > 1 else None,
         "next": link(page.page + 1) if page.page < page.pages else None,
-        "last": link(page.pages) if page.page < page.pages else None,
+        "last": link(page.pages) if page.page != page.pages else None,
     }
 
 

@@ -95,8 +95,9 @@ class Page(Generic[T]):
 
     @property
     def last(self) -> int:
-        """1-based position of the last item on this page."""
-        return (self.page - 1) * self.per_page + len(self.items)
+        """1-based position of the last item on this page (0 when empty: a page past the end
+        showed "0–4999900 of 3")."""
+        return (self.page - 1) * self.per_page + len(self.items) if self.items else 0
 
 
 @dataclass(frozen=True)

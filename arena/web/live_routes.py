@@ -7,7 +7,8 @@
   steps after ``K`` (``{"steps": [{"k", "event", "state", "ts"}]}``: the viewer's event and
   state formats, and when the referee applied each step); when the match is over, the steps the
   watcher has not seen yet come from the stored replay (``ts`` null), then ``end`` says where
-  its replay is; a comment every :data:`KEEPALIVE` seconds keeps proxies from closing it.
+  its replay is and each seat's place; a comment every :data:`KEEPALIVE` seconds keeps proxies
+  from closing it.
 - ``GET /api/live/{id}``: the steps so far as JSON (and whether the match is still running).
 
 The events come from this process's :class:`arena.live.hub.LiveHub` (see :mod:`arena.live`); a
@@ -127,6 +128,11 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
             raise Problem(404, "Unknown match", f"there is no match {match_id}; see the matches list")
         return m
 
+    def placings_of(match_id: int) -> list[int | None]:
+        """Each seat's place in the ended match (None: not recorded, e.g. a failed match)."""
+        row = queries.get_match(db, match_id)
+        return [s.placing for s in sorted(row.seats, key=lambda s: s.seat)] if row is not None else []
+
     def status_of(match_id: int) -> str:
         with db.session() as session:
             m = session.get(Match, match_id)
@@ -210,7 +216,9 @@ def make_router(db: Database, hub: LiveHub | None) -> APIRouter:
                                 yield _sse("step", {"steps": [_step_json(s) for s in steps]})
                             async for rest in rest_of(sent):
                                 yield rest
-                            yield _sse("end", {"status": status, "url": f"/matches/{match_id}"})
+                            placings = await asyncio.to_thread(placings_of, match_id)
+                            yield _sse("end", {"status": status, "url": f"/matches/{match_id}",
+                                               "placings": placings})  # fmt: skip
                             return
                     if now - last_beat >= KEEPALIVE:
                         last_beat = now

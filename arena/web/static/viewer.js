@@ -503,7 +503,8 @@
       let flag = "";
       if (gone.has(p)) flag = "FORFEITED";
       else if (over && DATA.result && DATA.result.placings) flag = `place ${DATA.result.placings[p]}`;
-      else if (p === s.seat) flag = "◀ to act";
+      else if (over && DATA.placings) flag = `place ${DATA.placings[p]}`; // (a live game's end)
+      else if (!over && p === s.seat) flag = "◀ to act"; // (nobody acts in a finished game)
       P.flag.textContent = flag;
     }
 
@@ -711,6 +712,10 @@
       const d = JSON.parse(msg.data);
       source.close();
       LIVE.state = root.dataset.liveState = "ended";
+      if (Array.isArray(d.placings) && d.placings.length === DATA.players && d.placings.every((x) => x !== null)) {
+        DATA.placings = d.placings; // each seat's place, as the replay shows it
+        go(step);
+      }
       if (badge) badge.textContent = "ended";
       if (status) {
         status.textContent = "the match is over: ";

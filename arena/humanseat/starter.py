@@ -19,6 +19,7 @@ A web game's page must be opened within :data:`WEB_OPEN_WAIT` seconds or the sea
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections import deque
@@ -32,6 +33,8 @@ from arena.referee import TimeControl
 from arena.seeds import secret_seed
 
 from .session import DEFAULT_GRACE, DEFAULT_MOVE_TIME, PlayRegistry, PlaySession, PlaySpec
+
+log = logging.getLogger(__name__)
 
 WEB_OPEN_WAIT = 120.0  # seconds a web game waits for its page to be opened
 ADDRESS_FIELD = "\x00address"  # the starter's fields: the client's address (set by the route, never a form)
@@ -185,23 +188,38 @@ def bot_starter(
 def _resolve(db: Any, ref: str) -> tuple[BotSpec, int]:
     """The registered bot (``NAME``, ``NAME@N``) or sample bot ``ref`` names, never a file: unlike
     :func:`arena.botref.resolve`, no path is tried (a bare name like ``tool.py`` would be a file of
-    the server's working directory)."""
-    from arena.botref import ResolvedBot, _registered, sample_bots, stored_version
+    the server's working directory).  Its refusals are for the person on the web page: what is
+    wrong with the name, never the server's database URL, file paths or ``arena`` commands they
+    cannot run (those go to the server's log)."""
+    from arena.botref import ResolvedBot, _registered, removed, sample_bots, stored_version
     from arena.sandbox import BotLaunchError, launch_command
-    from arena.store.errors import StoreError
+    from arena.store.errors import MissingBotFileError, StoreError
 
+    name = ref.partition("@")[0]
     try:
-        bot, why = _registered(ref, db)
+        bot, _why = _registered(ref, db)
         if bot is None:
             samples = sample_bots()
             if ref not in samples:
                 raise LookupError(
-                    f"no bot {ref!r}: {why}; and not a sample bot ({', '.join(samples) or 'none'}). "
-                    "Name a registered bot (NAME or NAME@N) or a sample bot."
+                    f"no bot {ref!r} here: not a registered bot and not a sample bot "
+                    f"({', '.join(samples) or 'none'}). Name a registered bot (NAME or NAME@N: the "
+                    "leaderboard and the bots' pages list them) or a sample bot."
                 )
             bot = ResolvedBot(ref, "sample", ref, tuple(launch_command(samples[ref])), path=samples[ref])
         version = stored_version(db, bot)
+    except MissingBotFileError as exc:
+        log.warning("a web game against %s refused: %s", ref, exc)
+        raise LookupError(
+            f"{name} cannot play now: its stored file is missing or damaged on this server "
+            "(the server's log says more; an admin can register it again)"
+        ) from None
     except (BotLaunchError, StoreError) as exc:
-        raise LookupError(str(exc)) from None
+        log.info("a web game against %s refused: %s", ref, exc)
+        if removed(db, name):
+            raise LookupError(f"{name} was removed: it plays no new games") from None
+        # the store's first clause ("mybot has no version 9") without its advice for the CLI's
+        # user ("; see 'arena bots show mybot'") and where the database is
+        raise LookupError(str(exc).split("; see ")[0].split(" (in the database ")[0]) from None
     assert version.id is not None
     return BotSpec(bot.name, bot.command), version.id

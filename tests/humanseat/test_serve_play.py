@@ -77,3 +77,47 @@ def test_a_signed_in_user_plays_a_bot_from_the_web_app(
         assert replay(replay_text(db, final["stored"])).header["seating"] == ["random", "human:alice"]
     finally:
         db.close()
+
+
+def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
+    arena_home: Path, sqlite_url: str, tmp_path: Path
+) -> None:
+    """A refused game says what is wrong with the name, never the server's database URL, its file
+    paths or ``arena`` commands a club member cannot run on the server (they said "see 'arena bots
+    list'" and "in the database sqlite:////srv/...")."""
+    from arena.store.bots import add_bot, artifact_path, remove_bot, resolve_version
+
+    db = Database(sqlite_url)
+    try:
+        for name in ("gone", "lost"):
+            f = tmp_path / f"{name}.py"
+            f.write_text(
+                (Path(__file__).resolve().parents[2] / "bots" / "random_bot.py").read_text() + f"# {name}\n"
+            )
+            add_bot(db, name, f)
+        add_bot(db, "gone", tmp_path / "lost.py")  # a second version: gone@2
+        remove_bot(db, "gone")
+        artifact_path(resolve_version(db, "lost")).unlink()  # the data folder's artifacts/ cleaned
+    finally:
+        db.close()
+    server = ServeProcess(arena_home, sqlite_url, tmp_path / "serve.log", ARENA_SANDBOX="off")
+    try:
+        alice = Client(server.url)
+        alice.signup("alice", PASSWORD)
+        said = {}
+        for ref in ("nosuch", "lost@9", "lost@x", "gone", "lost"):
+            r = alice.post("/play/new", {"bot": ref}, csrf_from="/play/new")
+            assert r.status == 400, (ref, r.body)
+            said[ref] = r.body
+    finally:
+        server.stop()
+    for ref, body in said.items():
+        for internal in ("sqlite:", str(arena_home), "arena bots", "arena db", "'arena "):
+            assert internal not in body, (ref, internal, body)
+    assert "no bot &#39;nosuch&#39; here: not a registered bot and not a sample bot" in said["nosuch"]
+    assert "lost has no version 9" in said["lost@9"]
+    assert "use name@N with a number N" in said["lost@x"]
+    assert "gone was removed: it plays no new games" in said["gone"]
+    assert "lost cannot play now: its stored file is missing or damaged on this server" in said["lost"]
+    log = (tmp_path / "serve.log").read_text()
+    assert "is missing" in log and "arena bots add lost" in log  # the operator's advice: in the log

@@ -241,7 +241,10 @@ class HumanBridge:
         give anything)."""
         if not isinstance(key, str) or not key or not secrets.compare_digest(key.encode(), self.key.encode()):
             raise PostError(
-                403, "bad-key", "wrong or missing key: use the link 'arena play' printed for this seat"
+                403,
+                "bad-key",
+                "wrong or missing key: use this seat's link ('arena play' prints it; on an arena server, "
+                "its player opens it signed in)",
             )
 
     async def submit(self, key: str | None, seat: int | None, request_id: int, action: str) -> None:

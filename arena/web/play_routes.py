@@ -79,8 +79,11 @@ def play_router(
     starter: Starter | None = None,
     csrf: Csrf | None = None,
     pace_ms: int = DEFAULT_PACE_MS,
+    name_of: Callable[[Any], str] | None = None,
 ) -> APIRouter:
-    """The play routes over ``registry`` (see the module docstring)."""
+    """The play routes over ``registry`` (see the module docstring).  ``name_of(user)``: the
+    signed-in user's name as a game's owner; a game's page opened by its owner without the key
+    (the 429's list of running games, a typed address) leads to the page with the key."""
     router = APIRouter()
     templates = Jinja2Templates(directory=str(TEMPLATES))
     user_dependency = current_user or _no_user
@@ -161,10 +164,20 @@ def play_router(
             return RedirectResponse(session.path, status_code=303)
 
     @router.get("/play/{session_id}", response_class=HTMLResponse, include_in_schema=False)
-    async def page(request: Request, session_id: str) -> Response:
+    async def page(request: Request, session_id: str, user: Any = Depends(user_dependency)) -> Response:  # noqa: B008
         try:
             session, bridge = await bridge_of(request, session_id, request.query_params.get("key"))
         except PostError as exc:
+            mine = registry.get(session_id)
+            if (
+                exc.code == "bad-key"
+                and mine is not None
+                and mine.owner is not None
+                and user is not None
+                and name_of is not None
+                and name_of(user) == mine.owner
+            ):
+                return RedirectResponse(mine.path, status_code=303)  # the owner's own game
             return problem(request, exc.status, "Cannot open this game", str(exc))
         pace = request.query_params.get("pace")
         config = {
@@ -339,13 +352,18 @@ def accounts_play_router(db: Any, registry: PlayRegistry | None = None) -> APIRo
     from . import auth_routes
 
     registry = registry or PlayRegistry()
+
+    def name_of(signed: Any) -> str:
+        return str(signed.user.username)
+
     return play_router(
         registry,
         current_user=auth_routes.current_user,
+        name_of=name_of,
         starter=bot_starter(
             db,
             registry,
-            name_of=lambda signed: str(signed.user.username),
+            name_of=name_of,
             refusal=lambda signed, version_id: play_refusal(db, signed.user, version_id),
         ),
         csrf=Csrf(auth_routes.csrf_for, auth_routes.check_csrf, CSRF_FIELD),

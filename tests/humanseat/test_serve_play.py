@@ -121,3 +121,36 @@ def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
     assert "lost cannot play now: its stored file is missing or damaged on this server" in said["lost"]
     log = (tmp_path / "serve.log").read_text()
     assert "is missing" in log and "arena bots add lost" in log  # the operator's advice: in the log
+
+
+def test_the_running_games_a_429_lists_open_for_their_player_alone(
+    arena_home: Path, sqlite_url: str, tmp_path: Path
+) -> None:
+    """Past the per-user limit the 429 lists the user's running games (/play/ID); opened by their
+    player, signed in, each leads to its page with the key (it was a 403 "use the link 'arena play'
+    printed", so a closed tab's game could not be found again); anyone else still gets the 403."""
+    server = ServeProcess(
+        arena_home, sqlite_url, tmp_path / "serve.log", ARENA_SANDBOX="off", ARENA_PLAY_USER_GAMES="1"
+    )
+    try:
+        alice = Client(server.url)
+        alice.signup("alice", PASSWORD)
+        started = alice.post("/play/new", {"bot": "random"}, csrf_from="/play/new")
+        assert started.status == 303, started.body
+        where = started.headers["location"]
+        refused = alice.post("/play/new", {"bot": "random"}, csrf_from="/play/new")
+        assert refused.status == 429, refused.body
+        (listed,) = re.findall(r"/play/[\w-]+", refused.body)
+        assert where.startswith(listed + "?key=")
+        back = alice.get(listed)  # the player, signed in, without the key
+        assert back.status == 303 and back.headers["location"] == where, back.body
+        assert alice.get(back.headers["location"]).status == 200
+        bob = Client(server.url)
+        bob.signup("bob-the-other", PASSWORD)
+        for other in (bob, Client(server.url)):  # another user, nobody signed in
+            page = other.get(listed)
+            assert page.status == 403 and "wrong or missing key" in page.body, page.body
+            assert "key=" not in page.body and where.partition("?key=")[2] not in page.body
+        assert alice.get(f"{listed}?key=wrong").status == 303  # a wrong key: the player's page too
+    finally:
+        server.stop()

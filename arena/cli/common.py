@@ -207,3 +207,20 @@ def web_environment() -> None:
         per_address_limit()
     except ValueError as exc:
         raise fail(str(exc), 2) from None
+
+
+def refuse_clock_with_unlimited(ctx: typer.Context, unlimited: bool) -> None:
+    """Bad usage: ``--unlimited`` with ``--move-time`` or ``--bank`` given on the command line
+    (options that do not go together: the clock given was silently dropped)."""
+    if not unlimited:
+        return
+    given = []
+    for option in ("move_time", "bank"):
+        source = ctx.get_parameter_source(option)  # (typer's own click: compared by name)
+        if source is not None and source.name == "COMMANDLINE":
+            given.append("--" + option.replace("_", "-"))
+    if given:
+        raise typer.BadParameter(
+            f"--unlimited plays without a clock: leave out {' and '.join(given)}, or --unlimited",
+            param_hint="--unlimited",
+        )

@@ -24,7 +24,7 @@ from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
-from .common import FORFEIT_EXIT, refuse_path, refuse_unknown_bots
+from .common import FORFEIT_EXIT, refuse_clock_with_unlimited, refuse_path, refuse_unknown_bots
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -35,6 +35,7 @@ STDERR_LINES = 12  # lines of a crashed bot's stderr shown
 
 
 def match(
+    ctx: typer.Context,
     bots: Annotated[
         list[str],
         typer.Argument(
@@ -84,6 +85,7 @@ def match(
     """
     if not 2 <= len(bots) <= 4:
         raise typer.BadParameter(f"a match needs 2 to 4 bots, got {len(bots)}", param_hint="BOTS")
+    refuse_clock_with_unlimited(ctx, unlimited)
     chosen = parse_rules(rules)
     from arena.store.db import Database, StoreError, arena_home
 

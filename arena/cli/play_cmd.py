@@ -14,7 +14,7 @@ import typer
 from arena.engine.chance import SEED_LIMIT
 from arena.seeds import secret_seed
 
-from .common import FORFEIT_EXIT, cannot_listen, fail, web_environment
+from .common import FORFEIT_EXIT, cannot_listen, fail, refuse_clock_with_unlimited, web_environment
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 
 def play(
+    ctx: typer.Context,
     bots: Annotated[
         list[str],
         typer.Argument(
@@ -91,6 +92,7 @@ def play(
 
     if not 1 <= len(bots) <= 3:
         raise typer.BadParameter(f"give 1 to 3 bots to play against, got {len(bots)}", param_hint="BOTS")
+    refuse_clock_with_unlimited(ctx, unlimited)
     total = players if players is not None else len(bots) + 1
     if total - 1 < len(bots):
         raise typer.BadParameter(

@@ -610,9 +610,9 @@ def view(target: TargetArg) -> None:
     It redraws when the terminal is resized, and says so when the terminal is too small."""
     from .fullscreen import run_fullscreen
 
+    rep, label, _match = _load_target(target)  # a wrong target is named first, terminal or not
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("'arena replays view' needs a terminal; use 'arena replays show' instead", 2)
-    rep, label, _match = _load_target(target)
     nav = Navigator(rep)
     names = _names(rep)
     title = f"{label}: " + " · ".join(f"{k}:{n}" for k, n in enumerate(names))

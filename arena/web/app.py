@@ -140,13 +140,17 @@ def _filters(request: Request) -> MatchFilters:
     status = q.get("status") or "finished"
     ending = (q.get("termination") or "").strip() or None
     try:
+        since = queries.parse_day(q.get("since"), "since")
+        until = queries.parse_day(q.get("until"), "until")
+        if since is not None and until is not None and since > until:  # (as arena replays list)
+            raise FilterError(f"since {since} is after until {until}: no day is in both")
         return MatchFilters(
             tournament=_int(q.get("tournament"), "tournament"),
             bot=(q.get("bot") or "").strip() or None,
             termination=None if ending is None else str(parse_termination_filter(ending)),
             status=None if status == "all" else status,
-            since=queries.parse_day(q.get("since"), "since"),
-            until=queries.parse_day(q.get("until"), "until"),
+            since=since,
+            until=until,
         )
     except (FilterError, UnknownEnding) as exc:
         raise Problem(400, "Bad filter", str(exc)) from None

@@ -433,7 +433,9 @@ def _rows(session: Session, matches: list[tuple[Match, str | None]]) -> list[Mat
 
 
 def list_matches(db: Database, filters: MatchFilters, *, page: int = 1, per_page: int = 50) -> Page[MatchRow]:
-    """One page of matches, newest finished first (then by id, newest first)."""
+    """One page of matches: those not finished (running, queued: no finish time) first, then
+    the newest finished (then by id, newest first).  The unfinished came last on SQLite and first
+    on PostgreSQL (where NULL sorts high), so a running match was on the last page of one."""
     check_page(page, per_page)
     with db.session() as session:
         conds = _conditions(session, filters)
@@ -442,7 +444,7 @@ def list_matches(db: Database, filters: MatchFilters, *, page: int = 1, per_page
             select(Match, Tournament.name)
             .outerjoin(Tournament, col(Tournament.id) == col(Match.tournament_id))
             .where(*conds)
-            .order_by(col(Match.finished_at).desc(), col(Match.id).desc())
+            .order_by(col(Match.finished_at).desc().nulls_first(), col(Match.id).desc())
             .limit(per_page)
             .offset((page - 1) * per_page)
         ).all()

@@ -15,6 +15,7 @@ import pytest
 
 from arena.endings import MatchEnd
 from arena.referee.result import MatchResult, SeatOutcome
+from arena.store.db import Database
 from arena.store.tournaments import add_match, record_result
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
@@ -28,6 +29,8 @@ pytestmark = pytest.mark.timeout(120)
 class Served:
     url: str
     tournament: int
+    db: Database
+    vids: list[int]
 
 
 @pytest.fixture
@@ -41,7 +44,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
         )
         assert record_result(db, mid, MatchResult(f"m{mid}", k, 2, MatchEnd.NORMAL, seats, "a replay\n"))
     with BackgroundServer(create_app(db)) as url:
-        yield Served(url, tid)
+        yield Served(url, tid, db, vids)
     db.close()
 
 
@@ -98,3 +101,26 @@ def test_an_empty_list_still_says_there_is_nothing(tmp_path: Path, monkeypatch: 
     assert status == 200, page
     text = _text(page)
     assert "No matches." in text and "page 1 of 1 · 0–0 of 0" in text, text
+
+
+def test_a_since_after_until_is_a_bad_filter(served: Served) -> None:
+    """No day is in both: a 400 that says so, as ``arena replays list`` refuses it (exit 2); it
+    was a 200 with no rows."""
+    for path in ("/matches", "/api/matches"):
+        status, body = _get(served.url + path + "?since=2021-01-01&until=2020-01-01")
+        assert status == 400, (path, status, body[:300])
+        assert "since 2021-01-01 is after until 2020-01-01" in _text(body), body[:500]
+    assert _get(served.url + "/api/matches?since=2020-01-01&until=2020-01-01")[0] == 200  # one day
+
+
+def test_a_match_not_finished_comes_first_among_all_matches(served: Served) -> None:
+    """``status=all`` lists the matches not finished (no finish time) before the finished ones, on
+    every database (SQLite put them last, PostgreSQL first: a running match was on the last page
+    of a long list)."""
+    import json
+
+    queued = add_match(served.db, served.tournament, seed=99, group="g99", version_ids=served.vids)
+    status, body = _get(served.url + "/api/matches?status=all&per_page=2")
+    assert status == 200, body[:300]
+    ids = [m["id"] for m in json.loads(body)["items"]]
+    assert ids[0] == queued, ids

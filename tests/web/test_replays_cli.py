@@ -426,3 +426,6 @@ def test_terminal_viewer_needs_a_terminal(arena: Arena, env_home: EnvHome) -> No
     env_home(arena)
     r = run("replays", "view", str(arena.matches[0]))
     assert r.exit_code == 2 and "needs a terminal" in r.output
+    # a wrong match is named first: 'needs a terminal' sent the user to fix the wrong thing
+    r = run("replays", "view", "99999")
+    assert r.exit_code != 0 and "needs a terminal" not in r.output and "99999" in r.output, r.output

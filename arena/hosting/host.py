@@ -51,7 +51,6 @@ from arena.referee.server import TlsFiles
 from arena.referee.sessions import BotSession
 from arena.sandbox import BotProcess, SandboxLimits, require_bwrap
 from arena.sandbox.launcher import live_bots
-from arena.store.location import arena_home, database_url, plain_sqlite_path
 
 from . import logkeep
 from .seats import LocalSeat
@@ -349,6 +348,9 @@ class MatchHost:
         """The arena's own files a sandboxed bot must not see, should they lie in its directory (a
         bot played by its path, next to the default ``./arena-data``): the data directory, the
         SQLite database's files and the bots' log folder."""
+        # (here, not at the top: a tournament worker starts without the store; test_worker_imports)
+        from arena.store.location import arena_home, database_url, plain_sqlite_path
+
         paths = [arena_home().resolve()]
         with contextlib.suppress(Exception):  # (a URL that is no plain SQLite file: not here)
             db = plain_sqlite_path(database_url())

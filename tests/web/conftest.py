@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import urllib.error
+import urllib.request
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -77,6 +79,15 @@ def _ids(db: Database, tournament_id: int) -> list[int]:
             select(Match.id).where(Match.tournament_id == tournament_id).order_by(col(Match.id))
         ).all()
     return [int(i) for i in rows if i is not None]
+
+
+def http_get(url: str) -> tuple[int, str]:
+    """GET ``url``: (status, body as text), an HTTP error's too."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8")
 
 
 def two_bot_tournament(

@@ -39,7 +39,7 @@ from arena.store.tournaments import add_match, record_result
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
 
-from .conftest import Arena, plant_copy, two_bot_tournament
+from .conftest import Arena, http_get, plant_copy, two_bot_tournament
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,12 +79,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     db.close()
 
 
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.status, r.read().decode("utf-8")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode("utf-8")
+_get = http_get
 
 
 def _q(word: str) -> str:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import html as htmllib
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +18,7 @@ from arena.store.tournaments import add_match, record_result
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
 
-from .conftest import two_bot_tournament
+from .conftest import http_get, two_bot_tournament
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,12 +46,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     db.close()
 
 
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.status, r.read().decode("utf-8")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode("utf-8")
+_get = http_get
 
 
 def _text(page: str) -> str:

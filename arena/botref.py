@@ -34,7 +34,13 @@ SAMPLE_SUFFIX = "_bot.py"
 
 
 class BotRefError(BotLaunchError):
-    """A bot reference that names no bot; the message says what was tried."""
+    """A bot reference that names no bot; the message says what was tried.  ``fact``, when given,
+    is what is wrong in words for anyone, without the database's location or advice for the
+    ``arena`` command (a web page shows it alone)."""
+
+    def __init__(self, message: str, *, fact: str | None = None) -> None:
+        super().__init__(message)
+        self.fact = fact
 
 
 def sample_bots() -> dict[str, Path]:
@@ -128,7 +134,7 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
         version = resolve_version(db, ref)
     except UnknownBotError as exc:
         if at:  # name@N asks for a registered version and nothing else
-            raise BotRefError(f"{exc} ({where})") from None
+            raise BotRefError(f"{exc} ({where})", fact=exc.fact) from None
         if removed(db, name):  # removed from new matches: not silently replaced by a sample
             raise UnknownBotError(
                 f"{exc} ({where}: {name} was removed; {comeback(db, name)} brings it back)"
@@ -136,7 +142,8 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
         return None, f"not a registered bot {where} ({exc})"
     if version.kind != "local":
         raise BotRefError(
-            f"{ref} is a remote bot: it connects in by itself ('arena serve'), it cannot be launched here"
+            f"{ref} is a remote bot: it connects in by itself ('arena serve'), it cannot be launched here",
+            fact=f"{ref} is a remote bot: it connects in by itself, it cannot be launched here",
         )
     check_stored_file(version, name, sample_bots().get(name))  # gone: an error, not a crash a game
     display = ref if at else name

@@ -42,11 +42,13 @@ ADDRESS_FIELD = "\x00address"  # the starter's fields: the client's address (set
 
 class GameLimitError(Exception):
     """A game refused because of :class:`GameLimits`; the message says which limit and what to do,
-    ``retry_after`` when to try again (seconds)."""
+    ``retry_after`` when to try again (seconds), ``games`` the pages (``/play/ID``) of the user's
+    unfinished games when those are what the limit counted (a web page links them)."""
 
-    def __init__(self, message: str, retry_after: float) -> None:
+    def __init__(self, message: str, retry_after: float, games: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.games = games
 
 
 def _env_int(name: str, default: int) -> int:
@@ -98,11 +100,12 @@ class GameLimits:
                 )
         mine = registry.unfinished(user)
         if len(mine) >= self.per_user:
-            running = ", ".join(s.path.partition("?")[0] for s in mine)
+            pages = tuple(s.path.partition("?")[0] for s in mine)
             raise GameLimitError(
-                f"you have {len(mine)} unfinished games ({running}); at most {self.per_user} may run at "
-                f"once per user: finish or leave one (a page left closed forfeits after its grace)",
+                f"you have {len(mine)} unfinished games ({', '.join(pages)}); at most {self.per_user} may "
+                f"run at once per user: finish or leave one (a page left closed forfeits after its grace)",
                 60.0,
+                pages,
             )
         if len(registry.unfinished()) >= self.total:
             raise GameLimitError(
@@ -218,8 +221,12 @@ def _resolve(db: Any, ref: str) -> tuple[BotSpec, int]:
         log.info("a web game against %s refused: %s", ref, exc)
         if removed(db, name):
             raise LookupError(f"{name} was removed: it plays no new games") from None
-        # the store's first clause ("mybot has no version 9") without its advice for the CLI's
-        # user ("; see 'arena bots show mybot'") and where the database is
-        raise LookupError(str(exc).split("; see ")[0].split(" (in the database ")[0]) from None
+        # what is wrong ("mybot has no version 9") without the advice for the CLI's user ("see
+        # 'arena bots show mybot'") or where the database is; an error without that plain part
+        # (the database unreachable, a launch that failed) is named but not quoted
+        fact = getattr(exc, "fact", None)
+        if not isinstance(fact, str) or not fact:
+            fact = f"{name} cannot play now on this server (the server's log says why)"
+        raise LookupError(fact) from None
     assert version.id is not None
     return BotSpec(bot.name, bot.command), version.id

@@ -209,8 +209,8 @@ def _bot(session: Session, name: str, *, include_removed: bool = False) -> Bot:
             if not is_file_bot(b)
         ]
         close = difflib.get_close_matches(name, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see 'arena bots list'"
-        raise UnknownBotError(f"no bot named {name!r}{hint}")
+        hint = f"did you mean {', '.join(close)}?" if close else "see 'arena bots list'"
+        raise UnknownBotError(f"no bot named {name!r}", hint)
     return bot
 
 
@@ -467,9 +467,10 @@ def resolve_version(db: Database, ref: str) -> BotVersion:
             if not ver:
                 raise UnknownBotError(
                     f"{name} has no version that may play yet (every upload is pending, being "
-                    f"validated or was rejected); see its page, or 'arena bots show {name}'"
+                    f"validated or was rejected)",
+                    f"see its page, or 'arena bots show {name}'",
                 )
-            raise UnknownBotError(f"{name} has no version {ver}; see 'arena bots show {name}'")
+            raise UnknownBotError(f"{name} has no version {ver}", f"see 'arena bots show {name}'")
         return version
 
 

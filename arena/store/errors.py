@@ -7,6 +7,17 @@ class StoreError(Exception):
     """Base class of the store's errors."""
 
 
+class AdvisedError(StoreError):
+    """An error in two parts: ``fact`` says what is wrong in words for anyone (a web page shows it
+    alone), ``advice`` what a user of the ``arena`` command can do about it (a did-you-mean, a
+    command to run); the message is the two together."""
+
+    def __init__(self, fact: str, advice: str = "") -> None:
+        self.fact = fact
+        self.advice = advice
+        super().__init__(f"{fact}; {advice}" if advice else fact)
+
+
 class SchemaTooNewError(StoreError):
     """The database was written by a newer Pool Arena; nothing was changed."""
 
@@ -53,7 +64,7 @@ class BotRegistryError(StoreError):
     """A registry request that cannot be done (bad name, bad file, ...)."""
 
 
-class UnknownBotError(BotRegistryError):
+class UnknownBotError(BotRegistryError, AdvisedError):
     """No bot (or version) of that name."""
 
 

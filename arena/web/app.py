@@ -292,7 +292,7 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
         try:
             found = queries.list_matches(db, filters, page=p, per_page=pp)
         except FilterError as exc:
-            raise Problem(400, "Bad filter", str(exc)) from None
+            raise Problem(400, "Bad filter", exc.fact) from None
         keep = viewer_keep(request)  # arena serve: a bot's stderr line only for its owner (privacy.py)
         return found if keep is None else replace(found, items=[public_row(m, keep) for m in found.items])
 

@@ -89,7 +89,12 @@ def play_router(
     user_dependency = current_user or _no_user
 
     def problem(
-        request: Request, status: int, title: str, detail: str, headers: dict[str, str] | None = None
+        request: Request,
+        status: int,
+        title: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        links: tuple[str, ...] = (),
     ) -> Response:
         if status == 413:
             headers = {**(headers or {}), "Connection": "close"}  # the unread body is not awaited
@@ -97,7 +102,7 @@ def play_router(
             return JSONResponse(
                 {"error": title, "detail": detail, "status": status}, status_code=status, headers=headers
             )
-        context = {"title": title, "detail": detail, "status": status}
+        context = {"title": title, "detail": detail, "status": status, "links": links}
         return templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
 
     async def bridge_of(
@@ -158,7 +163,7 @@ def play_router(
                 session = await starter(user, fields)
             except GameLimitError as exc:
                 retry = {"Retry-After": str(max(1, round(exc.retry_after)))}
-                return problem(request, 429, "Too many games", str(exc), retry)
+                return problem(request, 429, "Too many games", str(exc), retry, exc.games)
             except (ValueError, LookupError) as exc:
                 return problem(request, 400, "Cannot start this game", str(exc))
             return RedirectResponse(session.path, status_code=303)

@@ -22,6 +22,7 @@ from arena.endings import is_forfeit, known_terminations, match_label
 from arena.engine.variants import rules_label
 from arena.safetext import small_int
 from arena.store.db import Database, StoreError
+from arena.store.errors import AdvisedError
 from arena.store.lease import coordinated_in, shown_status
 from arena.store.models import (
     Bot,
@@ -41,8 +42,9 @@ MAX_PER_PAGE = 500
 STATUSES = (MatchStatus.QUEUED, MatchStatus.RUNNING, MatchStatus.FINISHED, MatchStatus.FAILED)
 
 
-class FilterError(StoreError, ValueError):
-    """A filter that cannot be applied (unknown bot, bad date, bad page)."""
+class FilterError(AdvisedError, ValueError):
+    """A filter that cannot be applied (unknown bot, bad date, bad page); a web page shows its
+    ``fact``, the CLI the whole message."""
 
 
 @dataclass(frozen=True)
@@ -280,7 +282,7 @@ def _version_ids(session: Session, ref: str) -> list[int]:
         query = query.where(BotVersion.version == number)
     ids = [i for i in session.exec(query).all() if i is not None]
     if not ids:
-        raise FilterError(f"no bot {ref!r}; see 'arena bots list'")
+        raise FilterError(f"no bot {ref!r}", "see 'arena bots list'")
     return ids
 
 

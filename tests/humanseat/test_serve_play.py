@@ -85,7 +85,7 @@ def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
     """A refused game says what is wrong with the name, never the server's database URL, its file
     paths or ``arena`` commands a club member cannot run on the server (they said "see 'arena bots
     list'" and "in the database sqlite:////srv/...")."""
-    from arena.store.bots import add_bot, artifact_path, remove_bot, resolve_version
+    from arena.store.bots import add_bot, add_remote_bot, artifact_path, remove_bot, resolve_version
 
     db = Database(sqlite_url)
     try:
@@ -98,6 +98,7 @@ def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
         add_bot(db, "gone", tmp_path / "lost.py")  # a second version: gone@2
         remove_bot(db, "gone")
         artifact_path(resolve_version(db, "lost")).unlink()  # the data folder's artifacts/ cleaned
+        add_remote_bot(db, "faraway")  # connects in by itself ('arena serve'): no web game
     finally:
         db.close()
     server = ServeProcess(arena_home, sqlite_url, tmp_path / "serve.log", ARENA_SANDBOX="off")
@@ -105,7 +106,7 @@ def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
         alice = Client(server.url)
         alice.signup("alice", PASSWORD)
         said = {}
-        for ref in ("nosuch", "lost@9", "lost@x", "gone", "lost"):
+        for ref in ("nosuch", "lost@9", "lost@x", "gone", "lost", "faraway", "ghost@2"):
             r = alice.post("/play/new", {"bot": ref}, csrf_from="/play/new")
             assert r.status == 400, (ref, r.body)
             said[ref] = r.body
@@ -119,6 +120,8 @@ def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
     assert "use name@N with a number N" in said["lost@x"]
     assert "gone was removed: it plays no new games" in said["gone"]
     assert "lost cannot play now: its stored file is missing or damaged on this server" in said["lost"]
+    assert "faraway is a remote bot: it connects in by itself, it cannot be launched here" in said["faraway"]
+    assert "no bot named &#39;ghost&#39;" in said["ghost@2"]
     log = (tmp_path / "serve.log").read_text()
     assert "is missing" in log and "arena bots add lost" in log  # the operator's advice: in the log
 
@@ -126,7 +129,7 @@ def test_a_bot_that_cannot_be_played_is_named_in_the_web_users_terms(
 def test_the_running_games_a_429_lists_open_for_their_player_alone(
     arena_home: Path, sqlite_url: str, tmp_path: Path
 ) -> None:
-    """Past the per-user limit the 429 lists the user's running games (/play/ID); opened by their
+    """Past the per-user limit the 429 lists (and links) the user's running games (/play/ID); opened by their
     player, signed in, each leads to its page with the key (it was a 403 "use the link 'arena play'
     printed", so a closed tab's game could not be found again); anyone else still gets the 403."""
     server = ServeProcess(
@@ -140,7 +143,8 @@ def test_the_running_games_a_429_lists_open_for_their_player_alone(
         where = started.headers["location"]
         refused = alice.post("/play/new", {"bot": "random"}, csrf_from="/play/new")
         assert refused.status == 429, refused.body
-        (listed,) = re.findall(r"/play/[\w-]+", refused.body)
+        (listed,) = set(re.findall(r"/play/[\w-]+", refused.body))
+        assert re.findall(r'<a href="(/play/[\w-]+)">', refused.body) == [listed]  # a link, not text alone
         assert where.startswith(listed + "?key=")
         back = alice.get(listed)  # the player, signed in, without the key
         assert back.status == 303 and back.headers["location"] == where, back.body

@@ -51,3 +51,13 @@ def test_a_bot_version_that_is_not_a_small_number_is_a_400(site: Site, path: str
     status, body = _status(site.url + path + urllib.parse.quote(f"greedy@{version}"))
     assert status == 400, (status, body[:300])
     assert "bad version" in body and "NAME@N" in body, body[:300]
+
+
+@pytest.mark.parametrize("path", ["/matches?bot=", "/api/matches?bot="])
+def test_an_unknown_bot_filter_names_the_bot_without_cli_advice(site: Site, path: str) -> None:
+    """A web page's reader cannot run ``arena`` commands on the server: an unknown bot in the filter
+    is a 400 that names it (``FilterError.fact``), and only the CLI adds "see 'arena bots list'"."""
+    status, body = _status(site.url + path + "nosuch")
+    assert status == 400, (status, body[:300])
+    assert "no bot" in body and "nosuch" in body, body[:300]
+    assert "arena bots" not in body and "see " not in body, body[:300]

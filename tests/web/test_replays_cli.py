@@ -96,7 +96,7 @@ def test_list_filters(arena: Arena, env_home: EnvHome) -> None:
     r = run("replays", "list", "--since", "31/12/2024")
     assert r.exit_code == 2 and "--since" in r.output
     r = run("replays", "list", "--bot", "nobody")
-    assert r.exit_code == 1 and "no bot 'nobody'" in r.output
+    assert r.exit_code == 1 and "no bot 'nobody'" in r.output and "arena bots list" in r.output
 
 
 # ---- show ----------------------------------------------------------------------------------------

@@ -98,8 +98,9 @@ def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> Resolve
         # neither the database nor the bots' protocol can carry): its name as printable text
         return ResolvedBot(ref, "path", printable(path.stem or path.name), tuple(command), path=path)
     tried = [f"not a file: no {path.resolve()}"]
+    near: tuple[str, ...] = ()  # registered names like ``ref``
     if db is not None:
-        registered, why = _registered(ref, db)
+        registered, why, near = _registered(ref, db)
         if registered is not None:
             return registered
         tried.append(why)
@@ -110,13 +111,17 @@ def resolve(ref: str, db: Database | None = None, *, no_db: str = "") -> Resolve
         return ResolvedBot(ref, "sample", ref, tuple(launch_command(samples[ref])), path=samples[ref])
     tried.append(f"not a sample bot ({', '.join(samples) or 'none found in ' + str(SAMPLES_DIR)})")
     hyphen = ref.replace("_", "-")  # the sample files' names have underscores, the bots hyphens
-    close = [hyphen] if hyphen in samples else difflib.get_close_matches(ref, list(samples), n=2)
+    if hyphen in samples:
+        close = [hyphen]
+    else:  # one hint for both kinds of name, the registered ones first
+        close = [*near, *(c for c in difflib.get_close_matches(ref, list(samples), n=2) if c not in near)][:3]
     hint = f". Did you mean {' or '.join(close)}?" if close else ""
     raise BotRefError(f"no bot {ref!r}: " + "; ".join(tried) + hint)
 
 
-def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
-    """The registered bot ``ref`` names, or (None, why not)."""
+def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str, tuple[str, ...]]:
+    """The registered bot ``ref`` names, or (None, why not, the registered names like it): the why
+    without a did-you-mean, which the caller gives once for every kind of name."""
     from arena.store.bots import (
         NAME_RE,
         UnknownBotError,
@@ -129,7 +134,7 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
     name, at, _ = ref.partition("@")
     where = f"in the database {_shown(db)}"
     if not NAME_RE.match(name):
-        return None, f"not a registered bot name {where}"
+        return None, f"not a registered bot name {where}", ()
     try:
         version = resolve_version(db, ref)
     except UnknownBotError as exc:
@@ -139,7 +144,8 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
             raise UnknownBotError(
                 f"{exc} ({where}: {name} was removed; {comeback(db, name)} brings it back)"
             ) from None
-        return None, f"not a registered bot {where} ({exc})"
+        # its did-you-mean goes into the caller's one hint; other advice stays where it is
+        return None, f"not a registered bot {where} ({exc.fact if exc.close else exc})", exc.close
     if version.kind != "local":
         raise BotRefError(
             f"{ref} is a remote bot: it connects in by itself ('arena serve'), it cannot be launched here",
@@ -152,6 +158,7 @@ def _registered(ref: str, db: Database) -> tuple[ResolvedBot | None, str]:
             ref, "registered", display, tuple(command_of(version)), artifact_path(version), version.id
         ),
         "",
+        (),
     )
 
 

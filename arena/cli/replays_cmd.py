@@ -110,8 +110,9 @@ def list_(
         if result.total:  # a page past the last one: say which pages there are
             pages = "page 1" if result.pages == 1 else f"pages 1-{result.pages}"
             typer.echo(
-                f"page {page} is past the last one: the {result.total} matches make {pages} at "
-                f"{per_page} a page",
+                f"page {page} is past the last one: "
+                + (f"the {result.total} matches make" if result.total > 1 else "the one match makes")
+                + f" {pages} at {per_page} a page",
                 err=True,
             )
         else:

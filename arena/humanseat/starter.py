@@ -200,7 +200,7 @@ def _resolve(db: Any, ref: str) -> tuple[BotSpec, int]:
 
     name = ref.partition("@")[0]
     try:
-        bot, _why = _registered(ref, db)
+        bot, _why, _near = _registered(ref, db)
         if bot is None:
             samples = sample_bots()
             if ref not in samples:

@@ -210,7 +210,7 @@ def _bot(session: Session, name: str, *, include_removed: bool = False) -> Bot:
         ]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"did you mean {', '.join(close)}?" if close else "see 'arena bots list'"
-        raise UnknownBotError(f"no bot named {name!r}", hint)
+        raise UnknownBotError(f"no bot named {name!r}", hint, tuple(close))
     return bot
 
 

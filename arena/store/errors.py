@@ -65,7 +65,12 @@ class BotRegistryError(StoreError):
 
 
 class UnknownBotError(BotRegistryError, AdvisedError):
-    """No bot (or version) of that name."""
+    """No bot (or version) of that name; ``close`` the registered names that look like it (what
+    ``advice`` suggests), for a caller that merges them with suggestions of its own."""
+
+    def __init__(self, fact: str, advice: str = "", close: tuple[str, ...] = ()) -> None:
+        super().__init__(fact, advice)
+        self.close = close
 
 
 class DuplicateUploadError(BotRegistryError):

@@ -67,20 +67,23 @@ def test_tournaments_take_paths_and_samples(db: Database, home: Path, tmp_path: 
 
 def test_a_name_that_is_nothing_says_what_was_tried(db: Database, home: Path, tmp_path: Path) -> None:
     add_bot(db, "mine", GREEDY)
+    add_bot(db, "greedy", GREEDY)  # registered, and close to greedy_naive
     db.close()
     run = cli("match", "mien", "random", home=home, code=2)
     assert "error: no bot 'mien': not a file: no " in run.stderr
-    assert (
-        "not a registered bot in the database sqlite:///" in run.stderr and "did you mean mine" in run.stderr
-    )
+    assert "not a registered bot in the database sqlite:///" in run.stderr
+    assert run.stderr.rstrip().endswith("Did you mean mine?"), run.stderr  # one hint, at the end
+    assert run.stderr.lower().count("did you mean") == 1, run.stderr
     assert "not a sample bot (greedy, greedy-naive, invader, random, search)" in run.stderr
     run = cli("tournament", "create", "mien", "random", home=home, code=2)  # a usage error, as in match
     assert "no bot 'mien'" in run.stderr and "not a sample bot" in run.stderr
     run = cli("evaluate", "mien", "--vs", "random", home=home, code=2)
-    assert "no bot 'mien'" in run.stderr and "did you mean mine" in run.stderr
-    # a sample's file name (greedy_naive_bot.py) for its bot name: the sample is suggested
+    assert "no bot 'mien'" in run.stderr and "Did you mean mine?" in run.stderr
+    # a sample's file name (greedy_naive_bot.py) for its bot name: the sample is suggested, once
+    # (the registered greedy was suggested too, inside the database's clause)
     run = cli("match", "greedy_naive", "random", home=home, code=2)
     assert run.stderr.rstrip().endswith("Did you mean greedy-naive?"), run.stderr
+    assert run.stderr.lower().count("did you mean") == 1, run.stderr
     run = cli("match", "serch", "random", home=home, code=2)
     assert run.stderr.rstrip().endswith("Did you mean search?"), run.stderr
     run = cli("match", "mine@7", "random", home=home, code=2)

@@ -81,7 +81,7 @@ def test_unknown_bot_suggests_close_names(db: Database) -> None:
         resolve_version(db, "gredy")
     with pytest.raises(UnknownBotError, match="see 'arena bots list'"):
         resolve_version(db, "zzzzzz")
-    with pytest.raises(BotRefError, match="no bot named 'invadr'; did you mean invader"):
+    with pytest.raises(BotRefError, match=r"no bot named 'invadr'\).*Did you mean invader\?$"):
         create(db, ["greedy", "invadr"], games=1)
 
 

@@ -75,6 +75,16 @@ def test_list_newest_first_with_paging(arena: Arena, env_home: EnvHome) -> None:
     assert "page 9 is past the last one: the 5 matches make pages 1-3 at 2 a page" in r.output
 
 
+def test_a_page_past_one_match_says_so_in_the_singular(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    assert run("match", "random", "random", "--seed", "1", "--no-sandbox").exit_code == 0
+    r = run("replays", "list", "--page", "2")
+    assert "page 2 is past the last one: the one match makes page 1 at 20 a page" in r.output, r.output
+
+
 def test_list_filters(arena: Arena, env_home: EnvHome) -> None:
     env_home(arena)
     r = run("replays", "list", "--tournament", str(arena.tournament))
@@ -82,6 +92,8 @@ def test_list_filters(arena: Arena, env_home: EnvHome) -> None:
     assert "greedy" in r.output and "invader" in r.output
     r = run("replays", "list", "--bot", "forfeiter")
     assert sorted(listed(r.output)) == arena.forfeit_matches
+    r = run("replays", "list", "--bot", "forfeiter", "--per-page", "1", "--page", "9")
+    assert f"the {len(arena.forfeit_matches)} matches make pages 1-" in r.output, r.output
     r = run("replays", "list", "--termination", "illegal-action")
     assert sorted(listed(r.output)) == arena.forfeit_matches and "illegal-action" in r.output
     r = run("replays", "list", "--termination", "round-cap")

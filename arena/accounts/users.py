@@ -12,7 +12,7 @@ from arena.store.models import utcnow
 from arena.store.models_accounts import ApiToken, LoginSession, UserAccount
 
 from .errors import BadUsernameError, PromotionRefusedError, UnknownUserError, UserExistsError
-from .passwords import burn, hash_password, verify_password
+from .passwords import burn, check_strength, hash_password, verify_password
 
 USERNAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{2,31}\Z")
 
@@ -45,8 +45,15 @@ def get_user(db: Database, user_id: int) -> UserAccount | None:
 
 def create_user(db: Database, name: str, password: str, *, is_admin: bool = False) -> UserAccount:
     """A new user; :class:`BadUsernameError`, :class:`WeakPasswordError` or
-    :class:`UserExistsError` when it cannot be made."""
+    :class:`UserExistsError` when it cannot be made.
+
+    A taken name is refused before the password is hashed: the sign-up page does not count a
+    refused sign-up against its rate limit, so each one must cost no argon2 hash (an outside
+    review's sign-ups with a taken name were answered without end, one hash each)."""
     norm = normalize_username(name)
+    check_strength(password)
+    if find_user(db, norm) is not None:
+        raise UserExistsError(f"the username {norm!r} is taken: choose another")
     hashed = hash_password(password)
     with db.session() as session:
         if session.exec(select(UserAccount).where(UserAccount.username == norm)).first() is not None:

@@ -255,3 +255,19 @@ def test_a_user_holds_at_most_max_tokens(db: Database) -> None:
     first = apitokens.list_tokens(db, user.id)[-1]
     assert first.id is not None and apitokens.revoke_token(db, user.id, first.id)
     assert apitokens.new_token(db, user.id).startswith(apitokens.PREFIX)
+
+
+def test_a_taken_name_is_refused_before_the_password_is_hashed(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the sign-up page forgives a refused sign-up (it is not counted against the rate limit), so
+    # a refusal must cost no argon2 hash: else sign-ups with a taken name hash without end
+    create_user(db, "taken", "correct horse battery")
+    hashed: list[str] = []
+    monkeypatch.setattr("arena.accounts.users.hash_password", lambda pw: hashed.append(pw) or "x")
+    for _ in range(3):
+        with pytest.raises(UserExistsError, match="taken"):
+            create_user(db, "TAKEN", "another password")
+    assert hashed == []
+    with pytest.raises(WeakPasswordError):  # the password is still judged first
+        create_user(db, "taken", "short")

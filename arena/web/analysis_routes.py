@@ -31,6 +31,7 @@ from arena.store.db import Database
 from arena.store.tournaments import UnknownMatchError
 
 from . import queries
+from .connguard import client_address
 from .replays import DamagedReplayError, replay_text
 
 KEEP: Final = 32
@@ -172,7 +173,7 @@ def analysis_router(db: Database) -> APIRouter:
 
     @router.post("/matches/{match_id}/analysis", include_in_schema=False)
     def start_analysis(match_id: int, request: Request) -> JSONResponse:
-        return answer(match_id, True, request.client.host if request.client is not None else "unknown")
+        return answer(match_id, True, client_address(request))  # an IPv6 address: its /64
 
     @router.get("/matches/{match_id}/analysis", include_in_schema=False)
     def get_analysis(match_id: int) -> JSONResponse:

@@ -19,8 +19,9 @@ from arena.submission.files import UploadError
 from arena.submission.store import delete_bot, set_status, submit_version
 
 from .app import Problem
-from .auth_routes import accounts_of, client_address
+from .auth_routes import accounts_of
 from .bot_routes import page_or_404, read_upload, version_id
+from .connguard import client_address
 from .privacy import viewer_keep
 
 

@@ -36,6 +36,7 @@ from arena.store.db import Database
 from arena.store.models_accounts import UserAccount
 
 from .app import Problem, make_templates
+from .connguard import client_address
 
 
 class FreshTokens:
@@ -108,11 +109,6 @@ class SignInFirst(Exception):
     def __init__(self, path: str) -> None:
         self.path = path
         super().__init__(path)
-
-
-def client_address(request: Request) -> str:
-    """The peer's address (what per-address limits count)."""
-    return request.client.host if request.client is not None else "unknown"
 
 
 def csrf_for(request: Request) -> str:

@@ -26,7 +26,8 @@ from arena.submission.store import delete_bot, set_status, submit_version
 from arena.submission.validation import OPPONENTS
 
 from .app import Problem
-from .auth_routes import Accounts, accounts_of, check_csrf, client_address, current_user, render, require_user
+from .auth_routes import Accounts, accounts_of, check_csrf, current_user, render, require_user
+from .connguard import client_address
 from .privacy import viewer_keep
 
 READ_CHUNK = 1 << 16

@@ -33,6 +33,7 @@ from collections import Counter
 from typing import Any, ClassVar, Final
 
 import h11
+from starlette.requests import HTTPConnection
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.referee.authlimit import address_group
@@ -69,6 +70,14 @@ def counted_address(host: str) -> str:
     (:func:`arena.referee.authlimit.address_group`: an IPv6 address as its /64, else one address
     would hold millions of shares); text that is not an IP address as it is."""
     return address_group(host) or host
+
+
+def client_address(request: HTTPConnection) -> str:
+    """What the app's per-address limits (sign-ins, sign-ups, uploads, web games, analyses) count
+    a request under: its peer's address as the connection count counts it
+    (:func:`counted_address`); ``"unknown"`` without one.  An IPv6 address counts as its /64: one
+    host usually owns a whole /64, and counted whole each of its addresses had limits of its own."""
+    return counted_address(request.client.host) if request.client is not None else "unknown"
 
 
 class _Guarded(H11Protocol):

@@ -45,6 +45,7 @@ from arena.humanseat.session import PlayRegistry, PlaySession
 from arena.humanseat.starter import ADDRESS_FIELD, GameLimitError
 from arena.safetext import small_int
 
+from .connguard import client_address
 from .export import TEMPLATES, json_for_script
 from .viewdata import FORMAT, FORMAT_VERSION, SECRET_SEED, board_data, rules_data
 
@@ -158,7 +159,7 @@ def play_router(
                 return problem(request, exc.status, "Cannot start this game", str(exc))
             if csrf is not None:
                 csrf.check(request, fields.get(csrf.field))
-            fields[ADDRESS_FIELD] = request.client.host if request.client is not None else "unknown"
+            fields[ADDRESS_FIELD] = client_address(request)  # an IPv6 address: its /64
             try:
                 session = await starter(user, fields)
             except GameLimitError as exc:

@@ -96,7 +96,8 @@ def submit_version(
         command = stored_command(launch_command(target), target)
     except BotLaunchError as exc:
         _forget(target, fresh)
-        raise UploadError(str(exc), 415) from None
+        # named by its file name: the stored path would show the uploader the server's data folder
+        raise UploadError(f"{filename}: {str(exc).removeprefix(f'{target}: ')}", 415) from None
     try:
         return _record(db, user, name, filename, digest, command, keep_previous)
     except BaseException:

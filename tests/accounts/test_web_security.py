@@ -146,6 +146,8 @@ def test_uploads_are_rate_limited(site: str) -> None:
         ("trick3", ".hidden.py", b"print(1)\n", 400, "bad file name"),
         ("../up", "ok.py", b"print(1)\n", 400, "bad bot name"),
         ("random", "ok.py", b"print(1)\n", 403, "reserved for a sample bot"),
+        ("quote", "bot.sh", b'#!/bin/sh "\necho hi\n', 415, "bot.sh: unreadable shebang line"),
+        ("noexec", "bot", b"#!\necho hi\n", 415, "bot: not executable and no known interpreter"),
     ],
 )
 def test_bad_uploads_get_a_clear_error_and_leave_nothing(
@@ -163,6 +165,7 @@ def test_bad_uploads_get_a_clear_error_and_leave_nothing(
     token = c.token()
     web = c.upload("/submit", {"name": name}, filename, data, csrf_from="/submit")
     assert web.status == status and message in web.body, (web.status, web.body[-800:])
+    assert str(arena_home) not in web.body  # the file is named, not where the server keeps it
     api = c.upload(
         f"/api/bots/{name}/versions", {}, filename, data, headers={"Authorization": f"Bearer {token}"}
     )
@@ -170,6 +173,7 @@ def test_bad_uploads_get_a_clear_error_and_leave_nothing(
         assert api.status == 404
     else:
         assert api.status == status and message in api.json()["detail"], api
+        assert str(arena_home) not in api.body
     _nothing_stored(db, arena_home)
 
 

@@ -26,6 +26,7 @@ CSRF_COOKIE = "arena_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 SESSION_TTL = timedelta(days=7)
+MAX_SESSIONS = 50  # live sessions one user may hold: a new one ends the oldest beyond that
 DERIVED = "derived"  # what login_session.csrf_secret holds: the secret is csrf_of(session id)
 
 
@@ -50,12 +51,21 @@ def _aware(when: datetime) -> datetime:
 
 def start_session(db: Database, user_id: int, ttl: timedelta = SESSION_TTL) -> tuple[str, str]:
     """A new session of ``user_id``: returns the session id (for the cookie; only its hash is
-    stored) and its CSRF secret.  Expired sessions are swept at the same time."""
+    stored) and its CSRF secret.  Expired sessions are swept at the same time, and the user's
+    oldest ones beyond :data:`MAX_SESSIONS` end: a sign-in that succeeds is not rate-limited, and
+    each kept a row for 7 days (an outside review signed in 60 times in 15 s: 60 rows)."""
     raw = secrets.token_urlsafe(32)
     csrf = csrf_of(raw)
     now = utcnow()
     with db.session() as session:
         session.exec(delete(LoginSession).where(col(LoginSession.expires_at) < now))
+        older = select(LoginSession.id).where(LoginSession.user_id == user_id)
+        kept = older.order_by(col(LoginSession.id).desc()).limit(MAX_SESSIONS - 1)
+        session.exec(
+            delete(LoginSession).where(
+                col(LoginSession.user_id) == user_id, col(LoginSession.id).not_in(kept.scalar_subquery())
+            )
+        )
         row = LoginSession(
             user_id=user_id, session_hash=token_hash(raw), csrf_secret=DERIVED, expires_at=now + ttl
         )

@@ -271,3 +271,17 @@ def test_a_taken_name_is_refused_before_the_password_is_hashed(
     assert hashed == []
     with pytest.raises(WeakPasswordError):  # the password is still judged first
         create_user(db, "taken", "short")
+
+
+def test_a_user_holds_at_most_max_sessions(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a sign-in that succeeds is not rate-limited: each must not keep a row for 7 days without bound
+    monkeypatch.setattr(sessions, "MAX_SESSIONS", 3, raising=False)
+    ann = create_user(db, "ann", "correct horse battery")
+    ben = create_user(db, "ben", "correct horse battery")
+    assert ann.id is not None and ben.id is not None
+    bens = sessions.start_session(db, ben.id)[0]
+    made = [sessions.start_session(db, ann.id)[0] for _ in range(7)]
+    assert [sessions.session_user(db, raw) is not None for raw in made] == [False] * 4 + [True] * 3
+    assert sessions.session_user(db, bens) is not None  # another user's sessions stay
+    with db.session() as session:
+        assert len(session.exec(select(LoginSession).where(LoginSession.user_id == ann.id)).all()) == 3

@@ -7,8 +7,10 @@ import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from arena.accounts.ownership import owned_bots
@@ -37,9 +39,12 @@ class UploadSizeGuard:
 
     Uploads (``UPLOAD_PATHS``): 411 without a Content-Length, 413 over the upload limit plus the
     form's overhead (a JSON error for API clients, the upload form with the error for a browser's
-    post to ``/submit``).  Every other request: 413 when its Content-Length is over ``FORM_LIMIT``; a
-    body without a length (chunked) is read up to ``FORM_LIMIT`` and answered 413 past it, else
-    handed on as it came.  uvicorn itself never delivers more than a stated Content-Length.
+    post to ``/submit``), and nobody's upload is read either: 401 without a valid API token, the
+    sign-in page without a session (:func:`_nobody`; the route would refuse it only after the
+    whole body had come, up to the upload limit a request).  Every other request: 413 when its
+    Content-Length is over ``FORM_LIMIT``; a body without a length (chunked) is read up to
+    ``FORM_LIMIT`` and answered 413 past it, else handed on as it came.  uvicorn itself never
+    delivers more than a stated Content-Length.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -67,12 +72,31 @@ class UploadSizeGuard:
                 told = f"the request body is {size} bytes, over the {limit} bytes limit"
                 await _answer(send, 413, "Request too large", told)
             return
+        if upload and (refused := await run_in_threadpool(_nobody, scope)) is not None:
+            await refused(scope, receive, send)
+            return
         if size is None and "transfer-encoding" in headers:
             receive = await _bounded(receive, limit)
             if receive is _TOO_LARGE:
                 await _answer(send, 413, "Request too large", f"the body is over {limit} bytes")
                 return
         await self.app(scope, receive, send)
+
+
+def _nobody(scope: Scope) -> Response | None:
+    """The answer to an upload from nobody, before its body is read (None: it has a user): 401
+    for the API without a valid token, the sign-in redirect for the web form without a session,
+    as their routes answer."""
+    request = Request(scope)
+    if str(scope["path"]).startswith("/api/"):
+        try:
+            api_submit.need_user(request)
+        except Problem as exc:
+            return JSONResponse({"error": exc.title, "detail": exc.detail, "status": exc.status}, exc.status)
+        return None
+    if auth_routes.current_user(request) is None:
+        return RedirectResponse(f"/login?next={quote(str(scope['path']))}", status_code=303)
+    return None
 
 
 def _wants_form(scope: Scope, headers: dict[str, str]) -> bool:

@@ -255,6 +255,39 @@ def test_api_needs_a_valid_token(site: str) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("path", "headers", "status"),
+    [
+        ("/api/bots/x/versions", {}, 401),
+        ("/api/bots/x/versions", {"Authorization": "Bearer arena_not-a-token"}, 401),
+        ("/submit", {}, 303),  # to the sign-in page, as the route answers
+        ("/submit", {"Cookie": "arena_session=stale"}, 303),
+    ],
+)
+def test_an_upload_from_nobody_is_refused_before_its_body(
+    site: str, db: Database, arena_home: Path, path: str, headers: dict[str, str], status: int
+) -> None:
+    # the route refused it only once the whole body (up to the upload limit) had come: anybody
+    # could make the server take in 5 MB a request, without an account or a rate limit
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(site)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    conn.putrequest("POST", path)
+    for name, value in {"Content-Type": "multipart/form-data; boundary=zz", **headers}.items():
+        conn.putheader(name, value)
+    conn.putheader("Content-Length", "4000000")
+    conn.endheaders()
+    conn.send(b"--zz\r\n")  # the rest never comes: the answer must not wait for it
+    answer = conn.getresponse()
+    assert answer.status == status, (answer.status, answer.read()[:300])
+    if status == 303:
+        assert answer.headers["location"] == "/login?next=/submit"
+    conn.close()
+    _nothing_stored(db, arena_home)
+
+
 def test_an_upload_without_a_length_is_refused_unread(site: str, db: Database, arena_home: Path) -> None:
     import http.client
     from urllib.parse import urlsplit

@@ -306,7 +306,7 @@ def _conditions(session: Session, f: MatchFilters) -> list[ColumnElement[bool]]:
         conds.append(or_(col(Match.termination) == f.termination, col(Match.id).in_(seat_terms)))
     if f.since is not None:
         conds.append(col(Match.finished_at) >= datetime.combine(f.since, time(), tzinfo=UTC))
-    if f.until is not None:
+    if f.until is not None and f.until < date.max:  # the last day there is: no day after it
         conds.append(
             col(Match.finished_at) < datetime.combine(f.until + timedelta(days=1), time(), tzinfo=UTC)
         )

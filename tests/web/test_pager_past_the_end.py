@@ -106,6 +106,15 @@ def test_a_since_after_until_is_a_bad_filter(served: Served) -> None:
     assert _get(served.url + "/api/matches?since=2020-01-01&until=2020-01-01")[0] == 200  # one day
 
 
+def test_the_last_day_there_is_as_until_lists_every_match(served: Served) -> None:
+    """``until=9999-12-31`` (the last date there is) was a 500: the day after it is out of range."""
+    for query in ("until=9999-12-31", "since=0001-01-01&until=9999-12-31"):
+        status, body = _get(served.url + "/api/matches?" + query)
+        assert status == 200 and '"total":3' in body.replace(" ", ""), (query, status, body[:300])
+        status, body = _get(served.url + "/matches?" + query)
+        assert status == 200, (query, status, body[:300])
+
+
 def test_a_match_not_finished_comes_first_among_all_matches(served: Served) -> None:
     """``status=all`` lists the matches not finished (no finish time) before the finished ones, on
     every database (SQLite put them last, PostgreSQL first: a running match was on the last page

@@ -9,8 +9,8 @@ double-submit cookie; a missing or wrong one is a 403 before anything else happe
 
 A new API token is made by a POST that redirects (303) to ``/account`` (Post/Redirect/Get: a
 reload does not make a second one).  The token waits for that GET in the server's memory, keyed
-by the login session's id (:class:`FreshTokens`): it is shown once, never put in a URL, a cookie
-or a log.  Lost if the server restarts in between (the token is then listed but never shown:
+by the login session's secret (:class:`FreshTokens`): it is shown once, never put in a URL, a
+cookie or a log.  Lost if the server restarts in between (the token is then listed but never shown:
 revoke it and make another).
 """
 
@@ -40,25 +40,28 @@ from .connguard import client_address
 
 
 class FreshTokens:
-    """New API tokens waiting to be shown once, by login session id (in memory; each expires
-    after ``ttl`` seconds when its page is never fetched)."""
+    """New API tokens waiting to be shown once, by login session (in memory; each expires after
+    ``ttl`` seconds when its page is never fetched).  A session is named by its CSRF secret
+    (:attr:`SignedIn.csrf`), unique to it, never by its row id: SQLite gives a new row the id of a
+    deleted newest one, so a token made just before its session ended was shown to the next
+    session signed in, another user's."""
 
     def __init__(self, ttl: float = 600.0) -> None:
         self.ttl = ttl
         self._lock = threading.Lock()
-        self._waiting: dict[int, tuple[str, float]] = {}
+        self._waiting: dict[str, tuple[str, float]] = {}
 
-    def put(self, session_id: int, raw: str) -> None:
+    def put(self, session: str, raw: str) -> None:
         """Keep ``raw`` for the next :meth:`take` of the session (replaces an unshown one)."""
         now = time.monotonic()
         with self._lock:
             self._waiting = {k: v for k, v in self._waiting.items() if v[1] > now}
-            self._waiting[session_id] = (raw, now + self.ttl)
+            self._waiting[session] = (raw, now + self.ttl)
 
-    def take(self, session_id: int) -> str | None:
+    def take(self, session: str) -> str | None:
         """The session's waiting token, removed (None when there is none or it expired)."""
         with self._lock:
-            found = self._waiting.pop(session_id, None)
+            found = self._waiting.pop(session, None)
         return found[0] if found is not None and found[1] > time.monotonic() else None
 
 
@@ -268,7 +271,7 @@ def make_router() -> APIRouter:
         acc = accounts_of(request)
         signed = require_user(request)
         assert signed.user.id is not None
-        new_token = acc.fresh_tokens.take(signed.session_id)  # made by the POST just before
+        new_token = acc.fresh_tokens.take(signed.csrf)  # made by the POST just before
         response = render(
             request,
             "account.html",
@@ -291,7 +294,7 @@ def make_router() -> APIRouter:
             raw = apitokens.new_token(acc.db, signed.user.id, name.strip() or "cli")
         except TooManyTokensError as exc:
             raise Problem(409, "Too many tokens", str(exc)) from None
-        acc.fresh_tokens.put(signed.session_id, raw)
+        acc.fresh_tokens.put(signed.csrf, raw)
         return RedirectResponse("/account#new-token", status_code=303)  # a reload makes no second one
 
     @router.post("/account/tokens/{token_id}/revoke")

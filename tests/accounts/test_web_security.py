@@ -92,6 +92,21 @@ def test_a_new_token_is_shown_once_after_a_redirect(site: str) -> None:
     assert again.body.count("laptop") == 1
 
 
+def test_a_token_not_yet_shown_is_never_shown_to_the_next_session(site: str) -> None:
+    """A token waits for its session's next GET of /account; if that session ends first, a later
+    session must not see it.  SQLite gives a new row the id of a deleted newest one, and the
+    tokens waited by that id: the next person to sign in was shown the other user's token."""
+    ann = Client(site)
+    ann.signup("ann", PW)
+    made = ann.post("/account/tokens", {"name": "laptop"}, csrf_from="/account")
+    assert made.status == 303, made  # the redirect is not followed: the token still waits
+    assert ann.post("/logout", {}, csrf_from="/bots").status == 303  # her session's row goes
+    bob = Client(site)
+    bob.signup("bob", PW)  # a new session: on SQLite, the id her session had
+    page = bob.get("/account")
+    assert page.status == 200 and "arena_" not in page.body and 'id="new-token"' not in page.body, page.body
+
+
 def test_session_cookie_is_httponly_and_samesite_lax(site: str) -> None:
     c = Client(site)
     answer = c.post("/signup", {"username": "cookie", "password": PW, "password2": PW}, csrf_from="/signup")

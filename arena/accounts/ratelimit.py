@@ -151,6 +151,12 @@ class Limits:
         if wait > 0:
             raise RateLimited("uploads", wait)
 
+    def upload_wait(self, user: str, address: str) -> float:
+        """Seconds until the user and the address may upload again (0.0: now); counts nothing
+        (an upload over the limit is refused before its body is read, then counted by
+        :meth:`upload` as before)."""
+        return max(self.uploads_per_user.blocked(user), self.uploads_per_address.blocked(address))
+
     def begin_login(self, user: str, address: str) -> LoginAttempt:
         """Before a sign-in's password is checked: count it as failed in advance (the user, the
         address and the pair), or :class:`RateLimited` when one of them failed too often.  A

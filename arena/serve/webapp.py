@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from arena.accounts.ownership import owned_bots
+from arena.accounts.ratelimit import RateLimited
 from arena.safetext import small_int
 from arena.store.db import Database
 from arena.store.models_accounts import UserAccount
@@ -21,6 +22,7 @@ from arena.submission.files import max_upload_bytes, too_large_message
 from arena.web import api_submit, auth_routes, bot_routes
 from arena.web.app import Problem, create_app
 from arena.web.auth_routes import Accounts, render
+from arena.web.connguard import client_address
 from arena.web.privacy import Keep
 
 UPLOAD_PATHS = re.compile(r"^/(submit|api/bots/[^/]+/versions)/?$")
@@ -39,9 +41,10 @@ class UploadSizeGuard:
 
     Uploads (``UPLOAD_PATHS``): 411 without a Content-Length, 413 over the upload limit plus the
     form's overhead (a JSON error for API clients, the upload form with the error for a browser's
-    post to ``/submit``), and nobody's upload is read either: 401 without a valid API token, the
-    sign-in page without a session (:func:`_nobody`; the route would refuse it only after the
-    whole body had come, up to the upload limit a request).  Every other request: 413 when its
+    post to ``/submit``), and an upload the route would refuse anyway is not read either: 401
+    without a valid API token, the sign-in page without a session, 429 over the upload rate
+    limit (:func:`_refused_unread`; the route refused them only after the whole body had come,
+    up to the upload limit a request).  Every other request: 413 when its
     Content-Length is over ``FORM_LIMIT``; a body without a length (chunked) is read up to
     ``FORM_LIMIT`` and answered 413 past it, else handed on as it came.  uvicorn itself never
     delivers more than a stated Content-Length.
@@ -72,7 +75,7 @@ class UploadSizeGuard:
                 told = f"the request body is {size} bytes, over the {limit} bytes limit"
                 await _answer(send, 413, "Request too large", told)
             return
-        if upload and (refused := await run_in_threadpool(_nobody, scope)) is not None:
+        if upload and (refused := await run_in_threadpool(_refused_unread, scope)) is not None:
             await refused(scope, receive, send)
             return
         if size is None and "transfer-encoding" in headers:
@@ -83,20 +86,35 @@ class UploadSizeGuard:
         await self.app(scope, receive, send)
 
 
-def _nobody(scope: Scope) -> Response | None:
-    """The answer to an upload from nobody, before its body is read (None: it has a user): 401
-    for the API without a valid token, the sign-in redirect for the web form without a session,
-    as their routes answer."""
+def _refused_unread(scope: Scope) -> Response | None:
+    """The answer to an upload its route would refuse whatever its body, given before the body is
+    read (None: the route reads it): 401 for the API without a valid token, the sign-in redirect
+    for the web form without a session, 429 when the user or the address is over the upload
+    limit (nothing counted here), as the routes answer."""
     request = Request(scope)
-    if str(scope["path"]).startswith("/api/"):
+    api = str(scope["path"]).startswith("/api/")
+    if api:
         try:
-            api_submit.need_user(request)
+            user = api_submit.need_user(request)
         except Problem as exc:
             return JSONResponse({"error": exc.title, "detail": exc.detail, "status": exc.status}, exc.status)
+        name = user.username
+    else:
+        signed = auth_routes.current_user(request)
+        if signed is None:
+            return RedirectResponse(f"/login?next={quote(str(scope['path']))}", status_code=303)
+        name = signed.user.username
+    wait = auth_routes.accounts_of(request).limits.upload_wait(name, client_address(request))
+    if wait <= 0:
         return None
-    if auth_routes.current_user(request) is None:
-        return RedirectResponse(f"/login?next={quote(str(scope['path']))}", status_code=303)
-    return None
+    limited = RateLimited("uploads", wait)
+    headers = {"Retry-After": str(limited.retry_after)}
+    if api:
+        body = {"error": "Too many requests", "detail": str(limited), "status": 429}
+        return JSONResponse(body, 429, headers=headers)
+    page = render(request, "error.html", 429, title="Too many requests", detail=str(limited), status=429)
+    page.headers.update(headers)
+    return page
 
 
 def _wants_form(scope: Scope, headers: dict[str, str]) -> bool:

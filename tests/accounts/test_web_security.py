@@ -270,6 +270,44 @@ def test_api_needs_a_valid_token(site: str) -> None:
     }
 
 
+def _answer_before_the_body(site: str, path: str, headers: dict[str, str]) -> tuple[int, str, dict[str, str]]:
+    """POST the head of a 4 MB upload to ``path`` and a few bytes of its body: the answer, which
+    must come without the rest (which never does)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(site)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    conn.putrequest("POST", path)
+    for name, value in {"Content-Type": "multipart/form-data; boundary=zz", **headers}.items():
+        conn.putheader(name, value)
+    conn.putheader("Content-Length", "4000000")
+    conn.endheaders()
+    conn.send(b"--zz\r\n")
+    answer = conn.getresponse()
+    found = (
+        answer.status,
+        answer.read().decode(errors="replace"),
+        {k.lower(): v for k, v in answer.getheaders()},
+    )
+    conn.close()
+    return found
+
+
+def test_an_upload_over_the_rate_limit_is_refused_before_its_body(site: str) -> None:
+    c = Client(site)
+    c.signup("rita", PW)
+    token = c.token()
+    bearer = {"Authorization": f"Bearer {token}"}
+    for _ in range(4):  # the site's limit: 4 uploads per user (refused ones count too)
+        assert c.upload("/api/bots/r/versions", {}, "r.py", b"", headers=bearer).status == 400
+    status, body, headers = _answer_before_the_body(site, "/api/bots/r/versions", bearer)
+    assert status == 429 and "too many uploads" in body and "retry-after" in headers, (status, body)
+    cookie = "; ".join(f"{k.name}={k.value}" for k in c.jar)
+    status, body, headers = _answer_before_the_body(site, "/submit", {"Cookie": cookie})
+    assert status == 429 and "too many uploads" in body and "retry-after" in headers, (status, body[:300])
+
+
 @pytest.mark.parametrize(
     ("path", "headers", "status"),
     [
@@ -284,22 +322,10 @@ def test_an_upload_from_nobody_is_refused_before_its_body(
 ) -> None:
     # the route refused it only once the whole body (up to the upload limit) had come: anybody
     # could make the server take in 5 MB a request, without an account or a rate limit
-    import http.client
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(site)
-    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
-    conn.putrequest("POST", path)
-    for name, value in {"Content-Type": "multipart/form-data; boundary=zz", **headers}.items():
-        conn.putheader(name, value)
-    conn.putheader("Content-Length", "4000000")
-    conn.endheaders()
-    conn.send(b"--zz\r\n")  # the rest never comes: the answer must not wait for it
-    answer = conn.getresponse()
-    assert answer.status == status, (answer.status, answer.read()[:300])
+    answer, body, got = _answer_before_the_body(site, path, headers)
+    assert answer == status, (answer, body[:300])
     if status == 303:
-        assert answer.headers["location"] == "/login?next=/submit"
-    conn.close()
+        assert got["location"] == "/login?next=/submit"
     _nothing_stored(db, arena_home)
 
 

@@ -240,7 +240,7 @@ def make_router() -> APIRouter:
     ) -> Response:
         acc = accounts_of(request)
         check_csrf(request, csrf_token)
-        name = username.strip().lower()[:64]
+        name = "user:" + username.strip().lower()[:64]  # never a sign-up's key (signup:ADDRESS)
         address = client_address(request)
         attempt = acc.limits.begin_login(name, address)
         user = authenticate(acc.db, username, password)

@@ -10,6 +10,12 @@
   with ``"analysis"`` (:meth:`arena.strength.analysis.Analysis.to_json`) when done and
   ``"detail"`` on an error.  202 while running, 200 otherwise.
 
+A ``POST`` that a browser marks as sent by another site (``Sec-Fetch-Site: cross-site`` or
+``same-site``, the Fetch Metadata header every current browser sends) is a 403: the route takes
+no CSRF token (it is anonymous), and another site's page could otherwise keep the queue busy
+from its visitors' browsers, each address with its own share.  Clients that send no such header
+(``curl``, scripts) are not affected.
+
 Unknown matches and matches without a replay are 404, a damaged replay 422, all as JSON
 ``{"error", "detail", "status"}``.  Results are kept in memory (the most recent 32), keyed by the
 match, the stored replay's sha256 and the evaluator: nothing is written anywhere, and a changed
@@ -35,6 +41,7 @@ from .connguard import client_address
 from .replays import DamagedReplayError, replay_text
 
 KEEP: Final = 32
+CROSS_SITE: Final = frozenset({"cross-site", "same-site"})  # Sec-Fetch-Site values refused on POST
 MAX_WAITING: Final = 8  # analyses queued or running at once
 MAX_PER_ADDRESS: Final = 2  # of those, asked for by one address
 RETRY_AFTER: Final = 30  # seconds, when the queue is full
@@ -173,6 +180,8 @@ def analysis_router(db: Database) -> APIRouter:
 
     @router.post("/matches/{match_id}/analysis", include_in_schema=False)
     def start_analysis(match_id: int, request: Request) -> JSONResponse:
+        if request.headers.get("sec-fetch-site", "same-origin") in CROSS_SITE:
+            return _problem(403, "Cross-site request", "analyses are started from this server's own pages")
         return answer(match_id, True, client_address(request))  # an IPv6 address: its /64
 
     @router.get("/matches/{match_id}/analysis", include_in_schema=False)

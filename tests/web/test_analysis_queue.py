@@ -66,3 +66,27 @@ def test_a_full_queue_answers_503_with_retry_after(site: Site, monkeypatch: pyte
     assert info.value.code == 503 and info.value.headers["Retry-After"] == "30"
     body = json.loads(info.value.read())
     assert body["error"] == "Analyses busy" and "try again in 30 s" in body["detail"], body
+
+
+@pytest.mark.parametrize(
+    ("fetch_site", "refused"), [("cross-site", True), ("same-site", True), ("same-origin", False)]
+)
+def test_a_post_another_site_made_is_refused(site: Site, fetch_site: str, refused: bool) -> None:
+    """The POST takes no CSRF token, so a page of another site could queue analyses from its
+    visitors' browsers: a browser's ``Sec-Fetch-Site`` saying so is a 403; the viewer's own
+    request (same-origin) and clients that send no such header are served."""
+    request = urllib.request.Request(
+        f"{site.url}/matches/{site.arena.matches[0]}/analysis",
+        method="POST",
+        data=b"",
+        headers={"Sec-Fetch-Site": fetch_site},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            status, body = answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        status, body = exc.code, json.loads(exc.read())
+    if refused:
+        assert status == 403 and body["error"] == "Cross-site request", (status, body)
+    else:
+        assert status in (200, 202) and body["status"] in ("running", "done", "error"), (status, body)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -80,7 +82,15 @@ def test_a_page_past_one_match_says_so_in_the_singular(
 ) -> None:
     monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
-    assert run("match", "random", "random", "--seed", "1", "--no-sandbox").exit_code == 0
+    arena = Path(sys.executable).with_name("arena")  # a real process: a match runs its own event loop
+    played = subprocess.run(
+        [str(arena), "match", "random", "random", "--seed", "1", "--no-sandbox", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert played.returncode == 0, played.stderr
     r = run("replays", "list", "--page", "2")
     assert "page 2 is past the last one: the one match makes page 1 at 20 a page" in r.output, r.output
 

@@ -17,12 +17,16 @@ class ClusterMatches:
     come (uploads appear while the server runs)."""
 
     def __init__(self, db: Database, address: str) -> None:
-        from distributed import Client
-
-        from arena.tournament.cluster import PLUGIN_NAME, ArenaWorkerPlugin, DaskExecutor, live_endpoint
+        from arena.tournament.cluster import (
+            PLUGIN_NAME,
+            ArenaWorkerPlugin,
+            DaskExecutor,
+            connect,
+            live_endpoint,
+        )
 
         self.db = db
-        self.client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
+        self.client = connect(address)  # an unreachable or malformed address: one clear error
         self.client.register_plugin(ArenaWorkerPlugin(), name=PLUGIN_NAME)
         self.inner = DaskExecutor(self.client, {}, live=live_endpoint(db))  # matches watched live
 

@@ -668,16 +668,27 @@ def check_scheduler(address: str, timeout: float = 5.0) -> None:
         )
 
 
+def connect(address: str) -> Client:
+    """A client of the scheduler at ``address``, or :class:`ClusterUnavailableError`.
+
+    The address is checked first (:func:`check_scheduler`: its form, and a connection within
+    5 s): Dask's client takes 30 s to give up on an unreachable scheduler, and one made from a
+    malformed address (``nonsense``, no port) raised a ``ValueError`` and then, collected at
+    exit, waited 60 s more and printed a ``TimeoutError`` traceback."""
+    check_scheduler(address)
+    try:
+        return Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
+    except (OSError, ValueError) as exc:
+        raise ClusterUnavailableError(
+            f"cannot reach the Dask scheduler at {address}: {exc}. Start one with "
+            f"'dask scheduler' and workers with 'arena worker --scheduler ADDRESS'."
+        ) from None
+
+
 @contextmanager
 def _client(client_or_address: Client | str) -> Iterator[Client]:
     if isinstance(client_or_address, str):
-        try:
-            client = Client(client_or_address, set_as_default=False)  # type: ignore[no-untyped-call]
-        except OSError as exc:
-            raise ClusterUnavailableError(
-                f"cannot reach the Dask scheduler at {client_or_address}: {exc}. Start one with "
-                f"'dask scheduler' and workers with 'arena worker --scheduler ADDRESS'."
-            ) from None
+        client = connect(client_or_address)
         try:
             yield client
         finally:

@@ -12,6 +12,8 @@ from arena.tournament.cluster import ClusterUnavailableError, check_scheduler
 
 from .helpers import run_arena
 
+BOTS = Path(__file__).resolve().parents[2] / "bots"
+
 
 def test_an_unreachable_cluster_leaves_nothing_behind(home: Path) -> None:
     start = time.monotonic()
@@ -26,3 +28,32 @@ def test_an_unreachable_cluster_leaves_nothing_behind(home: Path) -> None:
 def test_a_bad_scheduler_address_is_named(address: str) -> None:
     with pytest.raises(ClusterUnavailableError, match="not an address of the form tcp://HOST:PORT"):
         check_scheduler(address)
+
+
+@pytest.mark.parametrize(
+    ("command", "address"),
+    [
+        (["tournament", "start", "1"], "nonsense"),
+        (["tournament", "resume", "1"], "tcp://127.0.0.1:1"),
+        (["ladder", "run", "--max-tables", "1"], "nonsense"),
+        (["ladder", "run", "--max-tables", "1"], "tcp://127.0.0.1:1"),
+    ],
+)
+def test_a_bad_cluster_for_an_existing_tournament_or_the_ladder_is_one_line(
+    home: Path, command: list[str], address: str
+) -> None:
+    """``start``/``resume``/``ladder run`` check the address as ``run`` does: a malformed one
+    gave Dask's client a ValueError, then 60 s of waiting and a TimeoutError traceback as it was
+    collected at exit; an unreachable one made the ladder wait 30 s and end in an OSError
+    traceback."""
+    created = run_arena(["tournament", "create", "greedy", "random", "--games", "1"], home)
+    assert created.returncode == 0, created.stderr
+    for name in ("greedy", "random"):
+        added = run_arena(["bots", "add", f"{name}x", f"{BOTS / name}_bot.py"], home)
+        assert added.returncode == 0, added.stderr
+    start = time.monotonic()
+    run = run_arena([*command, "--cluster", address], home, timeout=100)
+    assert time.monotonic() - start < 20
+    assert run.returncode == 1, run.stderr
+    assert f"cannot reach the Dask scheduler at {address}" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr

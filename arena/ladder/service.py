@@ -238,7 +238,8 @@ def play_ladder(
                       new=s.new)  # fmt: skip
     assert t.id is not None
     tid = t.id
-    with database_failures(tid), coordinator_lease(db, tid, wait=wait) as lease:
+    again = "arena ladder run"  # what goes on with it ('arena tournament resume' refuses a ladder)
+    with database_failures(tid, again), coordinator_lease(db, tid, wait=wait, again=again) as lease:
         path = run_path(db.url, tid)
         reap_dead_run(path)
         run = RunFile.new(path, tid)
@@ -267,7 +268,7 @@ def play_ladder(
                     db, tid, tasks, made, progress=progress, stop_after=stop_after,
                     hint=f"Check the bot logs in {log_dir}. ", guard=guard,
                     puller=idle_puller(stop, max_tables=limit, inflight=inflight, on_idle=on_idle),
-                    recorder=record_rated, batch_recorder=record_rated_batch,
+                    recorder=record_rated, batch_recorder=record_rated_batch, again=again,
                 )  # fmt: skip
             except RunLimitReached:  # raised after its tables were recorded and the workers closed
                 ended = "max_tables"

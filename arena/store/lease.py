@@ -45,15 +45,26 @@ WAIT_POLL = 1.0
 log = logging.getLogger(__name__)
 
 
+def go_on_command(tournament_id: int, again: str | None = None) -> str:
+    """The command that goes on with the tournament: ``again`` when its coordinator is not
+    ``arena tournament`` (the ladder's is ``arena ladder run``: ``tournament resume`` refuses a
+    ladder), else ``arena tournament resume ID``."""
+    return again or f"arena tournament resume {tournament_id}"
+
+
 class LeaseHeldError(StoreError):
     """Another live coordinator holds the tournament's lease."""
 
-    def __init__(self, tournament_id: int, holder: LeaseHolder) -> None:
+    def __init__(self, tournament_id: int, holder: LeaseHolder, again: str | None = None) -> None:
+        wait = (
+            f"Wait for it with 'arena tournament resume {tournament_id} --wait'"
+            if again is None
+            else f"Run '{again}' again once it has ended"
+        )
         super().__init__(
             f"tournament {tournament_id} is being run by another coordinator: {holder.describe()}. "
-            f"Wait for it with 'arena tournament resume {tournament_id} --wait', or stop that process "
-            f"first (its lease is taken over once it is gone from this host or {TTL:.0f} s after its "
-            f"last heartbeat)."
+            f"{wait}, or stop that process first (its lease is taken over once it is gone from this "
+            f"host or {TTL:.0f} s after its last heartbeat)."
         )
         self.tournament_id = tournament_id
         self.holder = holder
@@ -129,10 +140,17 @@ class Lease:
     """The lease of one tournament for this process (see the module's documentation)."""
 
     def __init__(
-        self, db: Database, tournament_id: int, *, ttl: float = TTL, heartbeat: float = HEARTBEAT
+        self,
+        db: Database,
+        tournament_id: int,
+        *,
+        ttl: float = TTL,
+        heartbeat: float = HEARTBEAT,
+        again: str | None = None,
     ) -> None:
         self.db = db
         self.tournament_id = tournament_id
+        self.again = again  # the command that goes on with it (go_on_command)
         self.ttl = ttl
         self.heartbeat = heartbeat
         self.token = secrets.token_hex(16)
@@ -205,7 +223,7 @@ class Lease:
             if holder is None:
                 break
             if not wait:
-                raise LeaseHeldError(self.tournament_id, holder)
+                raise LeaseHeldError(self.tournament_id, holder, self.again)
             if not told and on_wait is not None:
                 on_wait(holder)
             told = True
@@ -251,7 +269,7 @@ class Lease:
         if self.lost is not None:
             raise LeaseLostError(
                 f"{self.lost}, so this coordinator stops (its heartbeats lapsed for {self.ttl:.0f} s). "
-                f"Nothing partial was recorded; 'arena tournament resume {self.tournament_id}' continues."
+                f"Nothing partial was recorded; '{go_on_command(self.tournament_id, self.again)}' continues."
             )
 
     # ----------------------------------------------------------------- giving it back
@@ -284,10 +302,12 @@ def coordinator_lease(
     *,
     wait: bool = False,
     on_wait: Callable[[LeaseHolder], None] | None = None,
+    again: str | None = None,
 ) -> Iterator[Lease]:
     """Hold the tournament's lease for the block (see :meth:`Lease.acquire`); released after it,
-    whatever happens."""
-    lease = Lease(db, tournament_id)
+    whatever happens.  ``again``: the command that goes on with the tournament, for messages
+    (:func:`go_on_command`)."""
+    lease = Lease(db, tournament_id, again=again)
     lease.acquire(wait=wait, on_wait=on_wait)
     try:
         yield lease

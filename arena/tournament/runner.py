@@ -39,7 +39,7 @@ from arena.lifecycle import ProcessRef
 from arena.referee import MatchResult, RefereeConfig
 from arena.sandbox import require_bwrap
 from arena.store.db import Database, StoreError, arena_home
-from arena.store.lease import LeaseHolder, coordinator_lease
+from arena.store.lease import LeaseHolder, coordinator_lease, go_on_command
 from arena.store.retry import failure_line
 from arena.store.tournaments import (
     MatchTask,
@@ -401,6 +401,7 @@ def coordinate(
     puller: Callable[[Database, int], list[MatchTask] | None] = pull_tasks,
     recorder: Callable[[Database, int, MatchResult], bool] = record,
     batch_recorder: BatchRecorder | None = None,
+    again: str | None = None,
 ) -> None:
     """Play ``tasks`` on ``executor``, recording every result as it comes (the one writer).
     (``puller`` and ``recorder`` replace :func:`pull_tasks` and :func:`record`: the ladder's.)
@@ -419,7 +420,8 @@ def coordinate(
     tournament marked finished).  Lost matches go back to the queue (played first); a match
     lost more than :data:`MAX_REQUEUES` times is recorded as failed, and an executor that breaks more than
     :data:`MAX_POOL_RESTARTS` times ends the run with :class:`TournamentError`.  ``guard`` is
-    called on every turn of the loop and may raise to end the run (a lost lease).
+    called on every turn of the loop and may raise to end the run (a lost lease).  ``again`` is
+    the command its messages name to go on (:func:`arena.store.lease.go_on_command`).
 
     A stop signal (under an active :class:`arena.lifecycle.StopSignals`: SIGINT, SIGTERM,
     SIGHUP) stops the run at the next turn: the executor is aborted (matches in flight are
@@ -475,7 +477,7 @@ def coordinate(
                     if not ask:
                         raise TournamentError(
                             f"tournament {tournament_id}: its format waits for results, but no match "
-                            f"is queued or running. Run 'arena tournament resume {tournament_id}'."
+                            f"is queued or running. Run '{go_on_command(tournament_id, again)}'."
                         )
                     continue
                 handing: list[MatchTask] = []
@@ -528,7 +530,7 @@ def coordinate(
                     if restarts > MAX_POOL_RESTARTS:
                         raise TournamentError(
                             f"worker processes died {restarts} times; {len(queue)} matches left queued. "
-                            f"{hint}Run 'arena tournament resume {tournament_id}'."
+                            f"{hint}Run '{go_on_command(tournament_id, again)}'."
                         )
                     executor.restart()
                     broken = False
@@ -549,17 +551,18 @@ def coordinate(
 
 
 @contextmanager
-def database_failures(tournament_id: int) -> Iterator[None]:
+def database_failures(tournament_id: int, again: str | None = None) -> Iterator[None]:
     """A database failure during a run (a full disk, a dropped connection, ...) becomes a
-    :class:`TournamentError` that says what happened and what to do.  A match's result is one
-    transaction, so a failed write leaves that match unfinished, never partly recorded."""
+    :class:`TournamentError` that says what happened and what to do (run ``again``, by default
+    ``arena tournament resume ID``: :func:`arena.store.lease.go_on_command`).  A match's result
+    is one transaction, so a failed write leaves that match unfinished, never partly recorded."""
     try:
         yield
     except SQLAlchemyError as exc:
         raise TournamentError(
             f"the database failed during tournament {tournament_id}: {failure_line(exc)}. "
             f"Nothing partial was recorded (each match is written in one transaction); when the "
-            f"database is reachable and has space again, run 'arena tournament resume {tournament_id}'."
+            f"database is reachable and has space again, run '{go_on_command(tournament_id, again)}'."
         ) from exc
 
 

@@ -34,6 +34,7 @@ from arena.lifecycle import ProcessRef, process_host, process_start
 
 from .db import Database, StoreError
 from .models import CoordinatorLease, utcnow
+from .retry import failure_line
 
 TTL = 30.0
 """Seconds a lease stays valid after its last heartbeat."""
@@ -262,7 +263,10 @@ class Lease:
                     log.error("%s", self.lost)
                     return
             except SQLAlchemyError as exc:  # the database is away: try again at the next beat
-                log.warning("tournament %s: lease heartbeat failed: %s", self.tournament_id, exc)
+                # one line (the driver's first): SQLAlchemy's text adds the SQL and a link
+                log.warning(
+                    "tournament %s: lease heartbeat failed: %s", self.tournament_id, failure_line(exc)
+                )
 
     def check(self) -> None:
         """Raise :class:`LeaseLostError` if the lease was lost (to be called by the holder's loop)."""
@@ -292,7 +296,9 @@ class Lease:
                     )
                 )
         except SQLAlchemyError as exc:  # it expires by itself, or is taken over as ours was gone
-            log.warning("tournament %s: could not release the lease: %s", self.tournament_id, exc)
+            log.warning(
+                "tournament %s: could not release the lease: %s", self.tournament_id, failure_line(exc)
+            )
 
 
 @contextmanager

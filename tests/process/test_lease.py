@@ -4,15 +4,18 @@ a result written twice is ignored, never fatal."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 from store.helpers import match_rows, run_cli, sample
 
 from arena.lifecycle import ProcessRef, process_host
@@ -74,6 +77,33 @@ def test_a_live_holder_keeps_the_lease(db: Database) -> None:
     second = Lease(db, tid)
     second.acquire()
     second.release()
+
+
+def test_a_database_away_is_one_log_line(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A heartbeat or a release that the database refuses (locked past its wait, a restarted
+    server) is logged as the driver's one line: it was SQLAlchemy's text, with the SQL and a
+    link on lines of their own, in the middle of a run's output (an outside review)."""
+
+    def away(*_args: object) -> None:
+        raise OperationalError("BEGIN IMMEDIATE", {}, Exception("database is locked"))
+
+    tid = _tournament(db)
+    lease = Lease(db, tid, heartbeat=0.05)
+    lease.acquire()
+    with caplog.at_level(logging.WARNING, logger="arena.store.lease"):
+        monkeypatch.setattr(lease, "renew", away)
+        deadline = time.monotonic() + 10
+        while not any("heartbeat failed" in r.getMessage() for r in caplog.records):
+            assert time.monotonic() < deadline, "no heartbeat failed"
+            time.sleep(0.05)
+        monkeypatch.setattr(db, "session", away)
+        lease.release()
+    said = [r.getMessage() for r in caplog.records if r.name == "arena.store.lease"]
+    assert f"tournament {tid}: lease heartbeat failed: database is locked" in said, said
+    assert f"tournament {tid}: could not release the lease: database is locked" in said, said
+    assert not any("\n" in line for line in said), said
 
 
 def test_a_dead_holder_on_this_host_is_taken_over(db: Database) -> None:

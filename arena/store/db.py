@@ -338,7 +338,14 @@ def migrate(engine: Engine) -> str:
             if "database is locked" in str(exc.orig) and time.monotonic() < deadline:
                 time.sleep(0.05)
                 continue
-            raise DatabaseUnavailableError(f"cannot open the database: {exc.orig}") from None
+            locked = "database is locked" in str(exc.orig)
+            advice = (
+                f" (another process held a lock on it for {LOCKED_RETRY_S:.0f} s: a program "
+                f"writing to it, or a sqlite3 shell with a transaction open; try again once it is done)"
+                if locked
+                else ""
+            )
+            raise DatabaseUnavailableError(f"cannot open the database {where}: {exc.orig}{advice}") from None
     return head
 
 

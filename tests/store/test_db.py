@@ -313,3 +313,29 @@ def test_a_full_disk_escaping_a_command_is_one_line(
     said = capsys.readouterr().err
     assert said.startswith("error: the database ") and "database or disk is full" in said
     assert "free some space on its disk" in said and said.count("\n") == 1
+
+
+def test_a_database_locked_too_long_is_named_with_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening waits for a busy SQLite database (``LOCKED_RETRY_S``); past that the error names
+    the database and what holds such a lock (it said "cannot open the database: database is
+    locked", no file and no advice, after a minute's wait)."""
+    from arena.store import db as store_db
+    from arena.store.db import DatabaseUnavailableError, migrate
+
+    path = tmp_path / "held.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(store_db, "LOCKED_RETRY_S", 0.3)
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 0.1})
+    try:
+        with pytest.raises(DatabaseUnavailableError) as info:
+            migrate(engine)
+    finally:
+        engine.dispose()
+        holder.close()
+    message = str(info.value)
+    assert str(path) in message and "database is locked" in message, message
+    assert "another process held a lock on it" in message and "try again" in message, message

@@ -191,10 +191,11 @@ def escaped(exc: BaseException) -> typer.Exit | None:
     return None
 
 
-def refuse_path(path: Path, problem: str | None) -> None:
-    """Exit 2 (a usage error, before anything is done) when ``problem`` says ``path`` is unusable."""
+def refuse_path(path: Path, problem: str | None, advice: str = "give another path") -> None:
+    """Exit 2 (a usage error, before anything is done) when ``problem`` says ``path`` is unusable;
+    ``advice`` says what to do (a default path the user never gave needs other advice)."""
     if problem is not None:
-        typer.echo(f"error: cannot write {path}: {problem}; give another path", err=True)
+        typer.echo(f"error: cannot write {path}: {problem}; {advice}", err=True)
         raise typer.Exit(2)
 
 

@@ -91,8 +91,11 @@ def match(
 
     if record:  # neither a new database nor its logs folder for a match that cannot be played
         refuse_unknown_bots(bots)
-    logs = logs or arena_home() / "logs" / "matches"
-    refuse_path(logs, folder_problem(logs))
+    advice = "give another path"
+    if logs is None:  # the default under ARENA_HOME: the user gave no path to change
+        logs = arena_home() / "logs" / "matches"
+        advice = "it is the logs folder under ARENA_HOME: give another with --logs DIR, or another ARENA_HOME"
+    refuse_path(logs, folder_problem(logs), advice)
     if out is not None:
         refuse_path(out, output_problem(out))
 

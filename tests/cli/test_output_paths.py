@@ -49,6 +49,22 @@ def test_match_refuses_an_unwritable_path_before_playing(
     assert "stored as match 1 " in again.stderr
 
 
+def test_match_names_what_to_change_when_the_default_logs_folder_is_unusable(home: Path) -> None:
+    """The default logs folder lies under ARENA_HOME (a read-only data folder, or a file where it
+    should be): the user gave no path, so "give another path" told them nothing; the error names
+    --logs and ARENA_HOME."""
+    (home / "logs").write_text("keep me\n")
+    run = run_arena(MATCH, home)
+    assert run.returncode == 2, run.stderr
+    logs = home / "logs" / "matches"
+    expected = (
+        f"error: cannot write {logs}: {home / 'logs'} is a file, not a folder; it is the logs folder under "
+        f"ARENA_HOME: give another with --logs DIR, or another ARENA_HOME"
+    )
+    assert run.stderr.strip().splitlines() == [expected], run.stderr
+    assert (home / "logs").read_text() == "keep me\n"
+
+
 def test_match_creates_missing_folders_of_out(home: Path) -> None:
     run = run_arena([*MATCH, "--out", "new/sub/g.jsonl"], home)
     assert run.returncode == 0, run.stderr

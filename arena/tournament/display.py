@@ -45,7 +45,9 @@ class TournamentDisplay:
     """Callable progress sink for :func:`arena.tournament.runner.run_tournament`.
 
     Give ``total`` (all the tournament's matches) and ``done`` (those already played, on a resume)
-    so the display shows ``done/total`` from the start rather than after the first match."""
+    so a terminal's bar shows ``done/total`` from the start rather than after the first match;
+    the plain (not a terminal) first line comes when the run starts, told by a
+    :class:`~arena.tournament.runner.Progress` without a result."""
 
     title: str
     console: Console = field(default_factory=lambda: make_console(stderr=True))
@@ -75,9 +77,8 @@ class TournamentDisplay:
             if self.tty:
                 self.live = Live(self._view(), console=self.console, refresh_per_second=4)
                 self.live.__enter__()
-            elif self.total is not None:
-                print(f"{self.title}: {self.done}/{self.total} matches done", file=sys.stderr, flush=True)
-                self.last_line = time.monotonic()
+            # a plain first line waits for the run's own start (a Progress without a result): a
+            # run refused before it starts (another coordinator holds the lease) prints none
         except OSError:
             self._lost()
         return self
@@ -130,6 +131,11 @@ class TournamentDisplay:
             self.live.update(self._view())
             return
         now = time.monotonic()
+        if p.last is None:  # the run starts: where it stands
+            if not self.last_line:
+                print(f"{self.title}: {p.done}/{p.total} matches done", file=sys.stderr, flush=True)
+                self.last_line = now
+            return
         if now - self.last_line >= self.interval or p.done + p.failed >= p.total:
             self.last_line = now
             leader = max(

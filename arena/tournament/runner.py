@@ -436,6 +436,8 @@ def coordinate(
     total = sum(counts.values())
     done = counts.get("finished", 0)
     failed = 0
+    if progress is not None:  # where the run starts (a display's first line: after the lease, so a
+        progress(Progress(tournament_id, total, done, failed, None, None))  # refused run shows none)
     queue = list(reversed(tasks))
     known = {t.match_id for t in tasks}
     over = False  # the format said it is finished (or, with run_over, the puller: this run is)

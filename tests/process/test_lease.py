@@ -259,6 +259,7 @@ def test_a_second_coordinator_is_refused_or_waits(
             second.stderr
         ), second.stderr
         assert "duplicate key" not in second.stderr
+        assert "matches done" not in second.stderr, second.stderr  # no progress of a run not started
         waiter = start(
             arena_home,
             db_url,

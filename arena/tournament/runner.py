@@ -85,7 +85,8 @@ class RunOver(Exception):
 
 @dataclass
 class Progress:
-    """What a progress display is told after every finished match."""
+    """What a progress display is told: once when the run starts, holding the tournament
+    (``last`` and ``task`` None: where it stands), then after every finished match."""
 
     tournament_id: int
     total: int

@@ -84,7 +84,10 @@ def test_lost_matches_are_replayed_and_recorded_once(db: Database) -> None:
     assert rows[hopeless]["status"] == "failed"
     assert all(r["status"] == "finished" and r["replays"] == 1 for i, r in rows.items() if i != hopeless)
     assert status_counts(db, tid) == {"finished": TOTAL - 1, "failed": 1}
-    assert len(seen) == TOTAL - 1 and seen[-1].done == TOTAL - 1 and seen[-1].total == TOTAL
+    start, *finished = seen  # told once when the run starts (no result), then after every match
+    assert start.last is None and start.done == 0 and start.total == TOTAL
+    assert all(p.last is not None for p in finished)
+    assert len(finished) == TOTAL - 1 and seen[-1].done == TOTAL - 1 and seen[-1].total == TOTAL
     assert get_tournament(db, tid).status == "finished"
 
 

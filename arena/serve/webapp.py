@@ -3,14 +3,12 @@ and the submission API, with a size guard on every request body (uploads and for
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from arena.accounts.ownership import owned_bots
@@ -24,6 +22,7 @@ from arena.web.app import Problem, create_app
 from arena.web.auth_routes import Accounts, render
 from arena.web.connguard import client_address
 from arena.web.privacy import Keep
+from arena.web.problems import is_api, problem_json, sign_in_first, too_many
 
 UPLOAD_PATHS = re.compile(r"^/(submit|api/bots/[^/]+/versions)/?$")
 FORM_OVERHEAD = 64 * 1024  # multipart headers and the small fields around the file
@@ -62,7 +61,7 @@ class UploadSizeGuard:
         upload = bool(UPLOAD_PATHS.match(scope["path"]))
         limit = max_upload_bytes() + FORM_OVERHEAD if upload else FORM_LIMIT
         if upload and size is None:
-            await _answer(send, 411, "Length required", "send the upload with a Content-Length header")
+            await _answer(scope, send, 411, "Length required", "send the upload with a Content-Length header")
             return
         if size is not None and size > limit:
             if upload:
@@ -70,10 +69,10 @@ class UploadSizeGuard:
                 if _wants_form(scope, headers):
                     await _form_answer(scope, receive, send, told)
                 else:
-                    await _answer(send, 413, "Upload too large", told)
+                    await _answer(scope, send, 413, "Upload too large", told)
             else:
                 told = f"the request body is {size} bytes, over the {limit} bytes limit"
-                await _answer(send, 413, "Request too large", told)
+                await _answer(scope, send, 413, "Request too large", told)
             return
         if upload and (refused := await run_in_threadpool(_refused_unread, scope)) is not None:
             await refused(scope, receive, send)
@@ -81,7 +80,7 @@ class UploadSizeGuard:
         if size is None and "transfer-encoding" in headers:
             receive = await _bounded(receive, limit)
             if receive is _TOO_LARGE:
-                await _answer(send, 413, "Request too large", f"the body is over {limit} bytes")
+                await _answer(scope, send, 413, "Request too large", f"the body is over {limit} bytes")
                 return
         await self.app(scope, receive, send)
 
@@ -92,29 +91,20 @@ def _refused_unread(scope: Scope) -> Response | None:
     for the web form without a session, 429 when the user or the address is over the upload
     limit (nothing counted here), as the routes answer."""
     request = Request(scope)
-    api = str(scope["path"]).startswith("/api/")
-    if api:
+    if is_api(request):
         try:
-            user = api_submit.need_user(request)
+            name = api_submit.need_user(request).username
         except Problem as exc:
-            return JSONResponse({"error": exc.title, "detail": exc.detail, "status": exc.status}, exc.status)
-        name = user.username
+            return problem_json(exc.status, exc.title, exc.detail)
     else:
         signed = auth_routes.current_user(request)
         if signed is None:
-            return RedirectResponse(f"/login?next={quote(str(scope['path']))}", status_code=303)
+            return sign_in_first(request, str(scope["path"]))
         name = signed.user.username
     wait = auth_routes.accounts_of(request).limits.upload_wait(name, client_address(request))
     if wait <= 0:
         return None
-    limited = RateLimited("uploads", wait)
-    headers = {"Retry-After": str(limited.retry_after)}
-    if api:
-        body = {"error": "Too many requests", "detail": str(limited), "status": 429}
-        return JSONResponse(body, 429, headers=headers)
-    page = render(request, "error.html", 429, title="Too many requests", detail=str(limited), status=429)
-    page.headers.update(headers)
-    return page
+    return too_many(auth_routes.page_templates, request, RateLimited("uploads", wait))
 
 
 def _wants_form(scope: Scope, headers: dict[str, str]) -> bool:
@@ -167,16 +157,13 @@ async def _bounded(receive: Receive, limit: int) -> Receive:
     return replay
 
 
-async def _answer(send: Send, status: int, title: str, detail: str) -> None:
-    body = json.dumps({"error": title, "detail": detail, "status": status}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+async def _answer(scope: Scope, send: Send, status: int, title: str, detail: str) -> None:
+    """The JSON refusal sent straight to ``send``; no body has been read, and none is."""
+
+    async def nothing() -> Message:
+        return {"type": "http.disconnect"}
+
+    await problem_json(status, title, detail)(scope, nothing, send)
 
 
 def serve_app(db: Database, accounts: Accounts | None = None) -> FastAPI:

@@ -38,6 +38,7 @@ from arena.store.tournaments import UnknownMatchError
 
 from . import queries
 from .connguard import client_address
+from .problems import problem_json
 from .replays import DamagedReplayError, replay_text
 
 KEEP: Final = 32
@@ -152,10 +153,6 @@ class AnalysisJobs:
             self.running.pop(key, None)
 
 
-def _problem(status: int, title: str, detail: str) -> JSONResponse:
-    return JSONResponse({"error": title, "detail": detail, "status": status}, status_code=status)
-
-
 def analysis_router(db: Database) -> APIRouter:
     """The analysis routes over ``db`` (module docstring)."""
     router = APIRouter()
@@ -165,23 +162,23 @@ def analysis_router(db: Database) -> APIRouter:
         try:
             key = jobs.key(match_id)
         except LookupError as exc:
-            return _problem(404, "Unknown match" if "no match" in str(exc) else "No replay", str(exc))
+            return problem_json(404, "Unknown match" if "no match" in str(exc) else "No replay", str(exc))
         except ValueError as exc:  # the weights cannot be loaded (WeightsError)
-            return _problem(503, "No evaluation", str(exc))
+            return problem_json(503, "No evaluation", str(exc))
         try:
             body = jobs.start(key, address) if start else jobs.status(key)
         except QueueFull as exc:
-            answer = _problem(503, "Analyses busy", f"{exc}; try again in {RETRY_AFTER} s")
-            answer.headers["Retry-After"] = str(RETRY_AFTER)
-            return answer
+            busy = f"{exc}; try again in {RETRY_AFTER} s"
+            return problem_json(503, "Analyses busy", busy, {"Retry-After": str(RETRY_AFTER)})
         if body["status"] == "error" and "corrupt" in str(body.get("detail", "")):
-            return _problem(422, "Corrupt replay", str(body["detail"]))
+            return problem_json(422, "Corrupt replay", str(body["detail"]))
         return JSONResponse(body, status_code=202 if body["status"] == "running" else 200)
 
     @router.post("/matches/{match_id}/analysis", include_in_schema=False)
     def start_analysis(match_id: int, request: Request) -> JSONResponse:
         if request.headers.get("sec-fetch-site", "same-origin") in CROSS_SITE:
-            return _problem(403, "Cross-site request", "analyses are started from this server's own pages")
+            told = "analyses are started from this server's own pages"
+            return problem_json(403, "Cross-site request", told)
         return answer(match_id, True, client_address(request))  # an IPv6 address: its /64
 
     @router.get("/matches/{match_id}/analysis", include_in_schema=False)

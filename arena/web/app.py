@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
@@ -50,6 +50,7 @@ from .boards import LeaderboardCache
 from .export import STATIC, TEMPLATES, json_for_script, standalone_html
 from .head import HeadAsGet
 from .privacy import public_jsonl, public_row, public_view, viewer_keep
+from .problems import is_api, problem
 from .queries import FilterError, MatchFilters, MatchRow, Page
 from .replays import DamagedReplayError, load_view
 from .rulespage import RulesMissingError, rules_html
@@ -196,13 +197,8 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
     def page(request: Request, name: str, code: int = 200, **context: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, context, status_code=code)
 
-    def is_api(request: Request) -> bool:
-        return request.url.path.startswith("/api/")
-
     def problem_response(request: Request, status: int, title: str, detail: str) -> Response:
-        if is_api(request):
-            return JSONResponse({"error": title, "detail": detail, "status": status}, status_code=status)
-        return page(request, "error.html", status, title=title, detail=detail, status=status)
+        return problem(templates, request, status, title, detail, api=is_api(request))
 
     @app.exception_handler(Problem)
     async def _problem(request: Request, exc: Problem) -> Response:

@@ -21,10 +21,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Form, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from arena.accounts import apitokens, sessions
 from arena.accounts.errors import AccountError, TooManyTokensError
@@ -37,6 +36,7 @@ from arena.store.models_accounts import UserAccount
 
 from .app import Problem, make_templates
 from .connguard import client_address
+from .problems import sign_in_first, too_many
 
 
 class FreshTokens:
@@ -152,13 +152,13 @@ def set_cookie(request: Request, response: Response, name: str, value: str, max_
     )
 
 
-_templates = make_templates()
+page_templates = make_templates()  # the accounts' pages and their refusals
 
 
 def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
     """A page of the accounts area: the template with the user and the CSRF token."""
     csrf = csrf_for(request)
-    response = _templates.TemplateResponse(
+    response = page_templates.TemplateResponse(
         request,
         template,
         {"user": current_user(request), "csrf": csrf, "csrf_field": CSRF_FIELD, **context},
@@ -317,23 +317,10 @@ def install(app: FastAPI, accounts: Accounts) -> None:
 
     @app.exception_handler(SignInFirst)
     async def _sign_in(request: Request, exc: SignInFirst) -> Response:
-        if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": "Unauthorized", "detail": "sign in first", "status": 401}, 401)
-        return RedirectResponse(f"/login?next={quote(exc.path)}", status_code=303)
+        return sign_in_first(request, exc.path)
 
     @app.exception_handler(RateLimited)
     async def _limited(request: Request, exc: RateLimited) -> Response:
-        headers = {"Retry-After": str(exc.retry_after)}
-        if request.url.path.startswith("/api/"):
-            body = {"error": "Too many requests", "detail": str(exc), "status": 429}
-            return JSONResponse(body, 429, headers=headers)
-        page = _templates.TemplateResponse(
-            request,
-            "error.html",
-            {"title": "Too many requests", "detail": str(exc), "status": 429},
-            status_code=429,
-        )
-        page.headers.update(headers)
-        return page
+        return too_many(page_templates, request, exc)
 
     app.include_router(make_router())

@@ -45,6 +45,7 @@ from arena.humanseat.session import PlayRegistry, PlaySession
 from arena.humanseat.starter import ADDRESS_FIELD, GameLimitError
 from arena.safetext import small_int
 
+from . import problems
 from .connguard import client_address
 from .export import TEMPLATES, json_for_script
 from .viewdata import FORMAT, FORMAT_VERSION, SECRET_SEED, board_data, rules_data
@@ -99,12 +100,10 @@ def play_router(
     ) -> Response:
         if status == 413:
             headers = {**(headers or {}), "Connection": "close"}  # the unread body is not awaited
-        if request.url.path.endswith(("/events", "/state", "/action")):
-            return JSONResponse(
-                {"error": title, "detail": detail, "status": status}, status_code=status, headers=headers
-            )
-        context = {"title": title, "detail": detail, "status": status, "links": links}
-        return templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
+        api = request.url.path.endswith(("/events", "/state", "/action"))
+        return problems.problem(
+            templates, request, status, title, detail, api=api, headers=headers, links=links
+        )
 
     async def bridge_of(
         request: Request, session_id: str, key: str | None

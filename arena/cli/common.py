@@ -191,6 +191,12 @@ def escaped(exc: BaseException) -> typer.Exit | None:
     return None
 
 
+DEFAULT_LOGS_ADVICE = (
+    "it is the logs folder under ARENA_HOME: give another with --logs DIR, or another ARENA_HOME"
+)
+"""What to do about an unusable logs folder that the user did not name (the default)."""
+
+
 def refuse_path(path: Path, problem: str | None, advice: str = "give another path") -> None:
     """Exit 2 (a usage error, before anything is done) when ``problem`` says ``path`` is unusable;
     ``advice`` says what to do (a default path the user never gave needs other advice)."""

@@ -36,7 +36,7 @@ from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
-from .common import FORFEIT_EXIT, refuse_path
+from .common import DEFAULT_LOGS_ADVICE, FORFEIT_EXIT, refuse_path
 from .interrupt import run_interruptible
 
 
@@ -100,9 +100,13 @@ def evaluate(
             raise typer.BadParameter(f"{value} is not an Elo difference: give a number", param_hint=name)
     if elo1 <= elo0:
         raise typer.BadParameter("--elo1 must be larger than --elo0", param_hint="--elo1")
-    if logs is not None:  # a file there, or a folder that cannot be made: said now, not as a traceback
-        refuse_path(logs, folder_problem(logs))
     seed = secret_seed() if seed is None else seed
+    # a file there, or a folder that cannot be made: said now, not as a traceback
+    if logs is not None:
+        refuse_path(logs, folder_problem(logs))
+    else:  # the default under ARENA_HOME: the user gave no path to change
+        logs = default_log_dir(seed)
+        refuse_path(logs.parent, folder_problem(logs.parent), DEFAULT_LOGS_ADVICE)
     plan = EvaluationPlan(
         candidate=cand,
         baseline=base,
@@ -112,7 +116,7 @@ def evaluate(
         jobs=jobs,
         seed=seed,
         sequential=SprtConfig(elo0, elo1, alpha, beta) if sequential else None,
-        log_dir=logs or default_log_dir(seed),
+        log_dir=logs,
         sandbox=sandbox_choice(no_sandbox),
     )
     console = make_console(stderr=True)

@@ -24,7 +24,13 @@ from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
-from .common import FORFEIT_EXIT, refuse_clock_with_unlimited, refuse_path, refuse_unknown_bots
+from .common import (
+    DEFAULT_LOGS_ADVICE,
+    FORFEIT_EXIT,
+    refuse_clock_with_unlimited,
+    refuse_path,
+    refuse_unknown_bots,
+)
 from .interrupt import run_interruptible
 from .rules_option import RULES_HELP, parse_rules
 
@@ -94,7 +100,7 @@ def match(
     advice = "give another path"
     if logs is None:  # the default under ARENA_HOME: the user gave no path to change
         logs = arena_home() / "logs" / "matches"
-        advice = "it is the logs folder under ARENA_HOME: give another with --logs DIR, or another ARENA_HOME"
+        advice = DEFAULT_LOGS_ADVICE
     refuse_path(logs, folder_problem(logs), advice)
     if out is not None:
         refuse_path(out, output_problem(out))

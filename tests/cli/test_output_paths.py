@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.common import DEFAULT_LOGS_ADVICE
+
 from .helpers import run_arena
 
 MATCH = ["match", "greedy", "random", "--seed", "5", "--unlimited", "--quiet"]
@@ -63,6 +65,26 @@ def test_match_names_what_to_change_when_the_default_logs_folder_is_unusable(hom
     )
     assert run.stderr.strip().splitlines() == [expected], run.stderr
     assert (home / "logs").read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("home_as", ["file-at-logs", "missing-parent"])
+def test_evaluate_names_what_to_change_when_the_default_logs_folder_is_unusable(
+    home: Path, tmp_path: Path, home_as: str
+) -> None:
+    """``arena evaluate`` made its default logs folder only once the bots were starting: an
+    unusable ARENA_HOME was a traceback (``ARENA_HOME=/proc/x``).  It is refused first, with the
+    same advice as ``arena match``, and nothing is started."""
+    if home_as == "file-at-logs":
+        (home / "logs").write_text("keep me\n")
+        data, reason = home, f"{home / 'logs'} is a file, not a folder"
+    else:
+        (tmp_path / "plain").write_text("a file\n")
+        data, reason = tmp_path / "plain" / "home", "Not a directory"
+    run = run_arena(["evaluate", "random", "--vs", "random", "--games", "2"], home, ARENA_HOME=str(data))
+    assert run.returncode == 2, run.stderr
+    expected = f"error: cannot write {data / 'logs' / 'evaluate'}: {reason}; {DEFAULT_LOGS_ADVICE}"
+    assert run.stderr.strip().splitlines() == [expected], run.stderr
+    assert run.stdout == ""
 
 
 def test_match_creates_missing_folders_of_out(home: Path) -> None:

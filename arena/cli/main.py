@@ -112,7 +112,10 @@ def build_app() -> typer.Typer:
     if _app is None:
         import typer
 
+        from . import helptypes
         from .lazy import LazyCommand, lazy_group
+
+        helptypes.install()
 
         specs = {name: LazyCommand(name, target, text) for name, target, text in SUBCOMMANDS}
         _app = typer.Typer(

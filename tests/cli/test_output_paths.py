@@ -67,9 +67,9 @@ def test_match_names_what_to_change_when_the_default_logs_folder_is_unusable(hom
     assert (home / "logs").read_text() == "keep me\n"
 
 
-@pytest.mark.parametrize("home_as", ["file-at-logs", "missing-parent"])
+@pytest.mark.parametrize("home_as", ["file-at-logs", "under-proc"])
 def test_evaluate_names_what_to_change_when_the_default_logs_folder_is_unusable(
-    home: Path, tmp_path: Path, home_as: str
+    home: Path, home_as: str
 ) -> None:
     """``arena evaluate`` made its default logs folder only once the bots were starting: an
     unusable ARENA_HOME was a traceback (``ARENA_HOME=/proc/x``).  It is refused first, with the
@@ -78,8 +78,7 @@ def test_evaluate_names_what_to_change_when_the_default_logs_folder_is_unusable(
         (home / "logs").write_text("keep me\n")
         data, reason = home, f"{home / 'logs'} is a file, not a folder"
     else:
-        (tmp_path / "plain").write_text("a file\n")
-        data, reason = tmp_path / "plain" / "home", "Not a directory"
+        data, reason = Path("/proc/arena-no-such-home"), "No such file or directory"  # cannot be made
     run = run_arena(["evaluate", "random", "--vs", "random", "--games", "2"], home, ARENA_HOME=str(data))
     assert run.returncode == 2, run.stderr
     expected = f"error: cannot write {data / 'logs' / 'evaluate'}: {reason}; {DEFAULT_LOGS_ADVICE}"

@@ -11,7 +11,8 @@ column shows, not what is parsed or checked:
 - a bound of 2**40 or more is left out of the range shown (``[x>=0]``); it is still enforced.
 
 Typer offers no setting for this, so :func:`install` replaces two display methods of its
-parameter classes; ``tests/cli/test_help_types.py`` fails if a Typer release renames them.
+parameter classes.  A Typer without them keeps its own column (no command ever fails over
+this), and ``tests/cli/test_help_types.py`` fails, so the change is seen.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    for cls in (core.TyperOption, core.TyperArgument):
-        cls.display_type_rich = _display_type(cls.display_type_rich)  # type: ignore[method-assign,assignment]
-        cls._get_number_range_help_str = _range(cls._get_number_range_help_str)  # type: ignore[method-assign,assignment]
     _installed = True
+    for cls in (getattr(core, "TyperOption", None), getattr(core, "TyperArgument", None)):
+        types = getattr(cls, "display_type_rich", None)
+        bounds = getattr(cls, "_get_number_range_help_str", None)
+        if types is None or bounds is None:  # another Typer: its own column, never a crash
+            continue
+        setattr(cls, "display_type_rich", _display_type(types))  # noqa: B010 (a method replaced)
+        setattr(cls, "_get_number_range_help_str", _range(bounds))  # noqa: B010

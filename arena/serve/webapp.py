@@ -158,7 +158,7 @@ async def _bounded(receive: Receive, limit: int) -> Receive:
 
 
 async def _answer(scope: Scope, send: Send, status: int, title: str, detail: str) -> None:
-    """The JSON refusal sent straight to ``send``; no body has been read, and none is."""
+    """The JSON refusal sent straight to ``send``; nothing more of the request body is read."""
 
     async def nothing() -> Message:
         return {"type": "http.disconnect"}

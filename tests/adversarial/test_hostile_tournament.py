@@ -57,11 +57,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home.mkdir()
     monkeypatch.setenv("ARENA_HOME", str(home))
     monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    tracker = resource_tracker._resource_tracker
+    running_before = getattr(tracker, "_pid", None) is not None
     yield home
     # the worker pool's resource tracker would outlive the test as a child of this process (and
-    # later tests count this process's children); it restarts by itself when a pool needs it
-    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
-    if stop is not None:
+    # later tests count this process's children); it restarts by itself when a pool needs it.
+    # One that ran before this test is left alone: an earlier test's processes (the session's
+    # Dask cluster of tests/cluster) hold it, and stopping it waited for them, for ever.
+    stop = getattr(tracker, "_stop", None)
+    if stop is not None and not running_before:
         stop()
     left = wait_gone([str(home / "artifacts")], timeout=5.0)
     kill_all(left)

@@ -69,6 +69,7 @@ GAME_NAME: Final = "python_cool_am_pool"
 DECISIONS_PER_TURN: Final = 11  # at most 10 throws (6 + 4 chips), each a decision, then the action
 SETUP_PLACEMENTS: Final = 24
 
+_CHANCE: Final = int(pyspiel.PlayerId.CHANCE)
 _DEFAULTS: Final[dict[str, Any]] = {"players": 2, "reward": "placing", "rules": DEFAULT.variant}
 
 GAME_TYPE: Final = pyspiel.GameType(
@@ -185,6 +186,30 @@ class CoolAmPoolState(pyspiel.State):  # type: ignore[misc]
         if s.is_chance:
             return int(pyspiel.PlayerId.CHANCE)
         return s.seat
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """OpenSpiel's ``legal_actions``: of the player to act, or of ``player``, who has none
+        unless it is to act.  pyspiel's Python states answer a chance node's outcomes for *every*
+        player (C++ games answer nothing); this answers ``[]`` for a seat at a chance node.
+        (Answered here, as pyspiel would for the player to act, without the round trip through
+        pyspiel.)"""
+        s = self.engine
+        if s.is_over:
+            return []
+        if s.is_chance:
+            return list(range(len(throw_probabilities(s.dice)))) if player in (None, _CHANCE) else []
+        return legal_indices(s) if player is None or player == s.seat else []
+
+    def legal_actions_mask(self, player: int | None = None) -> list[int]:
+        """OpenSpiel's ``legal_actions_mask``; all 0 for a player not to act.  (pyspiel's own
+        answer for a seat at a chance node writes the throw's up to 462 outcomes into a mask of
+        376 actions: past its end, a heap corruption that aborts the process.)"""
+        if player is not None and player != self.current_player():
+            return [0] * (MAX_THROW_OUTCOMES if player == _CHANCE else N_ACTIONS)
+        mask: list[int] = (
+            super().legal_actions_mask() if player is None else super().legal_actions_mask(player)
+        )
+        return mask
 
     def _legal_actions(self, player: int) -> list[int]:
         """The legal action indices of the seat to act, ascending."""

@@ -3,7 +3,10 @@ and the same game as the engine and the environment for the same seed."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -17,7 +20,7 @@ from arena.envs.actions import N_ACTIONS, index_of, outcome_counts
 from arena.envs.episode import PlayerCountError
 from arena.envs.observation import OBS_SIZE, encode
 
-from .helpers import record_actions
+from .helpers import ROOT, record_actions
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -200,3 +203,45 @@ def test_one_seed_one_game_in_the_environment_openspiel_and_the_engine() -> None
     assert state.engine == engine_final
     assert throws == [line.split('"')[3] for line in record.splitlines() if '"throw"' in line]
     assert state.returns() == [final[f"player_{k}"] for k in range(3)]
+
+
+# Run in a child process: without the guard, pyspiel writes a throw's 462 outcomes into a mask of
+# 376 actions, which corrupts the heap and aborts the interpreter.
+_SEAT_AT_CHANCE = """
+import pyspiel
+from arena.envs import openspiel as osp
+
+state = osp.load(3).new_initial_state()
+while not state.is_chance_node():
+    state.apply_action(state.legal_actions()[0])
+assert len(state.chance_outcomes()) == 462  # the first throw: six dice
+for player in range(3):
+    assert state.legal_actions(player) == [], state.legal_actions(player)[:5]
+    assert state.legal_actions_mask(player) == [0] * 376
+chance = int(pyspiel.PlayerId.CHANCE)
+assert state.legal_actions(chance) == state.legal_actions() == list(range(462))
+assert state.legal_actions_mask(chance) == state.legal_actions_mask() == [1] * 462
+state.apply_action(0)
+seat = state.current_player()
+assert seat >= 0 and state.legal_actions(seat) == state.legal_actions() != []
+assert state.legal_actions_mask(seat) == state.legal_actions_mask()
+assert state.legal_actions((seat + 1) % 3) == [] and state.legal_actions(chance) == []
+assert state.legal_actions_mask(chance) == [0] * 462
+print("ok")
+"""
+
+
+def test_a_seat_has_no_legal_actions_at_a_chance_node() -> None:
+    """OpenSpiel's contract: a player who is not to act has no legal actions and an all-0 mask
+    (the C++ games do so; pyspiel's Python states answered a throw's outcomes for every seat, and
+    the seat's mask overflowed: 462 outcomes, 376 actions)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _SEAT_AT_CHANCE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]

@@ -24,3 +24,6 @@ except KeyboardInterrupt:
     os._exit(130)
 
 __all__ = ["main"]
+
+if __name__ == "__main__":  # ``python -m arena.cli.entry ...`` runs the command, as ``arena`` does
+    main()

@@ -87,3 +87,15 @@ def test_registered_help_matches_the_command(name: str, target: str, text: str) 
     command = LazyCommand(name, target, text).load()
     own = " ".join((command.help or "").split("\n\n")[0].split())
     assert own == text, f"arena.cli.main.SUBCOMMANDS says {text!r} for {name}, the command says {own!r}"
+
+
+@pytest.mark.parametrize("module", ["arena.cli.entry", "arena.cli.main"])
+def test_python_m_runs_the_command(home: Path, module: str) -> None:
+    """``python -m arena.cli.entry`` (the console script's module) ran nothing and exited 0, so a
+    ``verify`` of a file that is not there "passed"; it runs the command as ``arena`` does."""
+    run = subprocess.run(
+        [sys.executable, "-m", module, "engine", "verify", "no-such-file.jsonl"], cwd=home,
+        env=arena_env(home), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 2, (run.returncode, run.stderr)
+    assert "no-such-file.jsonl" in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -63,7 +63,7 @@ ObsDict = dict[str, npt.NDArray[Any]]
 
 
 class EnvStateError(RuntimeError):
-    """The environment is used before ``reset`` (or after ``close``)."""
+    """The environment is used before its first ``reset``."""
 
 
 class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
@@ -224,7 +224,8 @@ class CoolAmPoolEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]
         return self._game().seed
 
     def close(self) -> None:
-        """Nothing to release (no window is ever opened)."""
+        """Nothing to release (no window is ever opened): the environment stays usable, and
+        ``record()`` still gives the last episode."""
 
 
 def raw_env(players: int = 2, **kwargs: Any) -> CoolAmPoolEnv:

@@ -294,9 +294,11 @@ class CoolAmPoolObserver:
 
 
 def compact(s: State) -> str:
-    """A one-line text of every field of ``s`` (the observation string): phase, seat, round,
-    lifeguard position, dice (kept/last/result per face), per lounger the towel owner (``-`` none,
-    upper-case letter when secured) and the figure owner, supplies and chips per seat."""
+    """A one-line text of every field of ``s`` (the observation string): phase, seat, round, turn,
+    throw number, dice left to throw, whether this is the final round (R25) and how the game
+    ended (``-`` while it goes on), lifeguard position, dice (kept/last/result per face), per
+    lounger the towel owner (``-`` none, upper-case letter when secured) and the figure owner,
+    supplies and chips per seat."""
     towels = "".join(
         "-" if o < 0 else (chr(65 + o) if sec else chr(97 + o))
         for o, sec in zip(s.towel, s.secured, strict=True)
@@ -304,7 +306,9 @@ def compact(s: State) -> str:
     figures = "".join("-" if f < 0 else str(f) for f in s.figure)
     dice = "/".join("".join(map(str, d)) for d in (s.kept, s.last, s.result))
     return (
-        f"{s.phase.label} seat={s.seat} round={s.round} guard={s.guard} dice={dice} "
+        f"{s.phase.label} seat={s.seat} round={s.round} turn={s.turn} throw={s.throw_no} "
+        f"to_throw={s.dice} final={int(s.final_round)} end={s.termination or '-'} "
+        f"guard={s.guard} dice={dice} "
         f"towels={towels} figures={figures} supply={s.towels}/{s.figures} chips={s.chips} pool={s.pool}"
     )
 

@@ -102,6 +102,38 @@ def test_tensors_and_strings_from_every_seat() -> None:
         assert state.observation_string(player).startswith(f"seat {player} roll")
 
 
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_observation_string_tells_every_observation_apart(players: int) -> None:
+    """Two states with the same observation string have the same observation tensor, the same
+    player to act and the same legal actions; the string names the turn, the throw, the dice
+    left to throw and the final round (it left them out: states differing there read alike)."""
+    game = osp.load(players)
+    seen: dict[str, tuple[bytes, int, tuple[int, ...]]] = {}
+    for seed in range(6):
+        rng = random.Random(seed)
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            player = state.current_player()
+            seat = max(player, 0)
+            text = state.observation_string(seat)
+            what = (
+                np.array(state.observation_tensor(seat), np.float32).tobytes(),
+                player,
+                tuple(state.legal_actions()),
+            )
+            assert seen.setdefault(text, what) == what, text
+            if state.is_chance_node():
+                outcomes, weights = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(rng.choices(outcomes, weights)[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+        s = state.engine
+        text = state.observation_string(0)
+        for part in (f"turn={s.turn}", f"throw={s.throw_no}", f"to_throw={s.dice}", f"end={s.termination}"):
+            assert part in text, (part, text)
+    assert len(seen) > 1000
+
+
 def test_serialisation_round_trip_mid_game() -> None:
     game = osp.load(4)
     state = game.new_initial_state()

@@ -23,8 +23,9 @@ rules version id; default ``"standard"``).
   :mod:`arena.envs.observation`; the information-state tensor is the same vector (the state is
   Markov: nothing in the history that is not on the board matters), the information-state
   string is the history (perfect recall).
-* Serialisation is OpenSpiel's: ``state.serialize()`` is the history; ``game.deserialize_state``
-  replays it.
+* Serialisation is pyspiel's for Python games: ``state.serialize()`` holds the history and the
+  state's own fields (the engine state among them, pickled); ``game.deserialize_state`` restores
+  the state from it.
 * Returns are paid at the end and sum to 0 (zero-sum).
 """
 
@@ -123,8 +124,10 @@ class CoolAmPoolGame(pyspiel.Game):  # type: ignore[misc]
         return CoolAmPoolState(self)
 
     def state_from_engine(self, state: State) -> CoolAmPoolState:
-        """An OpenSpiel state wrapping an engine state (e.g. one the arena sent a bot); its
-        history is empty, so it cannot be serialised, but it can be searched and played on."""
+        """An OpenSpiel state wrapping an engine state (e.g. one the arena sent a bot), to search
+        and play on.  Its history is empty: ``is_initial_state()`` is True and the
+        information-state string (the history) says nothing; ``serialize()`` still round-trips
+        it, as it keeps the engine state."""
         if state.players != self.players:
             raise ValueError(f"the state has {state.players} players, the game {self.players}")
         return CoolAmPoolState(self, state)

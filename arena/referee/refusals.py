@@ -17,6 +17,14 @@ stream.  :func:`watch_receives` installs a filter on that logger (once) and retu
 The filter keeps the logger's visible behaviour: a record it lets through is one the logger
 would have passed anyway (DEBUG records reach handlers only when the parent loggers' level
 allows them, as before).
+
+One record it demotes to DEBUG (one line, without its traceback): grpc.aio's ERROR
+``ExecuteBatchError raised in core by servicer method [/arena.v1.Referee/Play]``, logged when a
+write to a bot's stream is still pending as the call ends.  A bot causes it at will: it stops
+reading (a flow-control window it never widens) and goes away.  The match does not wait for
+writes (its clock runs from the request, and the seat forfeits as ``timeout``), so nothing of the
+referee failed; as an ERROR with a traceback of gRPC's internals, on every ``arena match``
+against such a bot, it read as a crashed referee (``tests/referee/test_stalled_reader.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from dataclasses import dataclass
 
 GRPC_LOGGER = "grpc._cython.cygrpc"
 FAILED_RECEIVE = "Failed to receive any message from Core"
+FAILED_PLAY_WRITE = "ExecuteBatchError raised in core by servicer method [/arena.v1.Referee/Play]"
 
 
 @dataclass
@@ -40,8 +49,9 @@ _watch: ContextVar[ReceiveWatch | None] = ContextVar("arena_receive_watch", defa
 
 
 class _FailedReceiveFilter(logging.Filter):
-    """Marks the current task's :class:`ReceiveWatch` on a failed-receive record; lets a record
-    through only when the logger would have without this filter's DEBUG level."""
+    """Marks the current task's :class:`ReceiveWatch` on a failed-receive record; demotes a Play
+    stream's failed write to DEBUG; lets a record through only when the logger would have without
+    this filter's DEBUG level."""
 
     def __init__(self, logger: logging.Logger, level: int) -> None:
         super().__init__()
@@ -53,6 +63,9 @@ class _FailedReceiveFilter(logging.Filter):
             watch = _watch.get()
             if watch is not None:
                 watch.failed = True
+        elif record.levelno >= logging.ERROR and record.getMessage() == FAILED_PLAY_WRITE:
+            record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+            record.exc_info, record.exc_text = None, None  # the bot stopped reading: no arena bug
         parent = self.logger.parent
         threshold = self.level or (parent.getEffectiveLevel() if parent is not None else logging.WARNING)
         return record.levelno >= threshold

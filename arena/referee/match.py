@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -198,8 +198,20 @@ class Match:
         link.came_back(channel)
         link.send(self.welcome(seat))
         if link.pending_request is not None:
-            link.send(link.pending_request)
+            link.send(self._asked_again(seat, link.pending_request))
         return link
+
+    def _asked_again(self, seat: int, request: Request) -> Request:
+        """``request`` as it is sent again after a reattach: its ``move_time_ms`` and ``bank_ms``
+        say what is left now (the think time before the drop counts; it was sent with what was
+        left when it was first sent).  In CPU mode, or without a clock, it is sent unchanged."""
+        link = self.links[seat]
+        if self.clocks[seat].budget() is None or self.control.cpu:
+            return request
+        used = link.think(link.pending_sent)
+        move = max(0.0, self.control.move_time - used)
+        bank = max(0.0, self.clocks[seat].bank - max(0.0, used - self.control.move_time))
+        return replace(request, move_time_ms=round(move * 1000), bank_ms=round(bank * 1000))
 
     async def _wait_for_seats(self) -> None:
         """Wait until every seat is connected or out (its process exited: :meth:`seat_process_exited`).

@@ -52,6 +52,7 @@ class SeatLink:
     away_since: float | None = None  # when the stream dropped (None while connected)
     reattached: asyncio.Event = field(default_factory=asyncio.Event)
     pending_request: Request | None = None  # sent and not yet answered
+    pending_sent: float = 0.0  # when pending_request was sent (monotonic)
     latest_sent: int = 0  # id of the latest request sent to this seat (stamped on what arrives)
     ids_sent: set[int] = field(default_factory=set)  # every request id sent to this seat (match-wide ids)
     # (dropped, back) monotonic times of the outages since the current request was sent
@@ -127,6 +128,7 @@ class SeatLink:
     def request_sent(self, request: Request) -> None:
         """Record that ``request`` goes out now, and send it."""
         self.pending_request = request
+        self.pending_sent = time.monotonic()
         self.latest_sent = request.request_id
         self.ids_sent.add(request.request_id)
         self.outages.clear()  # older outages cannot overlap this request

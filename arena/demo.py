@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             mute()
         return exit_status(stop.signum)
     rows = leaderboard(db, tournament_id=t.id, system="pl")
-    store_ratings(db, rows, "pl", f"tournament:{t.id}")
+    store_ratings(db, rows, "pl", f"tournament:{t.id}", tournament_id=t.id)
     counts = status_counts(db, t.id)
     folder = arena_home() / "replays" / f"tournament-{t.id}"
     n = export_replays(db, t.id, folder)  # before anything is printed: a closed pipe loses only text

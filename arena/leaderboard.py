@@ -38,13 +38,13 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from sqlmodel import select
 
 from arena.endings import wins_text
 from arena.ratings import Rating, get_system, rate
 from arena.ratings.rating import shown_interval
+from arena.store.bots import version_names
 from arena.store.db import Database
-from arena.store.models import Bot, BotVersion, RatingRow
+from arena.store.models import RatingRow
 from arena.store.results import BotStats, bot_stats, finished_matches, game_results
 
 MIN_GAMES = 10
@@ -244,15 +244,20 @@ def provisional_title(min_games: int = MIN_GAMES) -> str:
     return f"Provisional: fewer than {min_games} games, not ranked"
 
 
-def store_ratings(db: Database, rows: list[LeaderRow], system: str, scope: str) -> None:
+def store_ratings(
+    db: Database, rows: list[LeaderRow], system: str, scope: str, *, tournament_id: int | None
+) -> None:
     """Append the ratings to the rating history (an interval without width is stored as
-    ``lo == hi == rating``)."""
+    ``lo == hi == rating``).
+
+    ``rows`` are :func:`leaderboard`'s for ``tournament_id`` (None: all finished matches): each
+    row's name is mapped back to the bot version it stands for by naming the versions of those
+    matches exactly as the leaderboard did (``name``, or ``name@N`` when several versions of the
+    bot played), so a bot whose latest version played is not filed under an older one."""
+    matches = finished_matches(db, tournament_id)
+    played = sorted({s.bot_version_id for m in matches for s in m.seats})
+    ids = {name: vid for vid, name in version_names(db, played).items()}
     with db.session() as session:
-        ids: dict[str, int] = {}
-        for v, b in session.exec(select(BotVersion, Bot).where(BotVersion.bot_id == Bot.id)).all():
-            assert v.id is not None
-            ids.setdefault(b.name, v.id)
-            ids[f"{b.name}@{v.version}"] = v.id
         for r in rows:
             if r.bot in ids:
                 session.add(

@@ -196,7 +196,7 @@ def publish(
     assert t.id is not None
     run_tournament(db, t.id, jobs=jobs, progress=progress)
     rows = leaderboard(db, tournament_id=t.id, system="pl", min_games=d.min_games)
-    store_ratings(db, rows, "pl", f"leaderboard:{name}")
+    store_ratings(db, rows, "pl", f"leaderboard:{name}", tournament_id=t.id)
     tables = "/".join(str(k) for k in d.tables)
     notes = [
         f"Round robin, tables of {tables} players, {d.games} seed(s) per table, every seat rotation "

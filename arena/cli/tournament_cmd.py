@@ -260,7 +260,9 @@ def _final_table(db: Database, tournament_id: int) -> tuple[dict[str, int], list
     try:
         counts = retried(lambda: status_counts(db, tournament_id))
         rows = retried(lambda: leaderboard(db, tournament_id=tournament_id, system="pl"))
-        retried(lambda: store_ratings(db, rows, "pl", f"tournament:{tournament_id}"))
+        retried(
+            lambda: store_ratings(db, rows, "pl", f"tournament:{tournament_id}", tournament_id=tournament_id)
+        )
     except SQLAlchemyError as exc:
         raise fail(
             f"tournament {tournament_id}: its matches are stored, but reading its leaderboard from the "

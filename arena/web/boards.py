@@ -5,7 +5,7 @@ leaderboard`): milliseconds for a tournament, minutes for a ladder's 100,000 mat
 results change after every match.  :class:`LeaderboardCache` answers at once:
 
 - with the leaderboard of the current results when it has it (cache key: the number and the
-  highest id of the finished matches, :func:`arena.web.queries.results_key`);
+  highest id of the finished matches and the removed bots, :func:`arena.web.queries.results_key`);
 - for a small result set (at most :data:`SYNC_LIMIT` finished matches) by computing it in the
   request, as before;
 - otherwise with the last leaderboard it computed (*stale*: the page says so and how many
@@ -36,6 +36,7 @@ SYNC_LIMIT = 2000
 """Finished matches up to which a leaderboard is computed in the request itself."""
 
 Key = tuple[int | None, str]
+Stamp = tuple[int, int, tuple[int, ...]]
 Compute = Callable[[int | None, str], list[LeaderRow]]
 
 
@@ -87,7 +88,7 @@ class LeaderboardCache:
         self.compute = compute
         self.background = background or self._in_process
         self.sync_limit = sync_limit
-        self.values: dict[Key, tuple[tuple[int, int], list[LeaderRow] | Exception]] = {}
+        self.values: dict[Key, tuple[Stamp, list[LeaderRow] | Exception]] = {}
         self.running: set[Key] = set()
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="arena-leaderboard")
@@ -128,20 +129,18 @@ class LeaderboardCache:
             return Answer([], fresh, computing, n, value)
         return Answer(value, fresh, computing, n)
 
-    def _compute(
-        self, key: Key, at: tuple[int, int], how: Compute | None = None
-    ) -> list[LeaderRow] | Exception:
+    def _compute(self, key: Key, at: Stamp, how: Compute | None = None) -> list[LeaderRow] | Exception:
         try:
             value: list[LeaderRow] | Exception = (how or self.compute)(*key)
         except Exception as exc:  # kept and shown (e.g. ratings that cannot be computed)
             value = exc
         with self.lock:
             old = self.values.get(key)
-            if old is None or old[0] <= at:
+            if old is None or old[0][:2] <= at[:2]:  # not older results (the removals: any)
                 self.values[key] = (at, value)
         return value
 
-    def _background(self, key: Key, at: tuple[int, int]) -> None:
+    def _background(self, key: Key, at: Stamp) -> None:
         try:
             self._compute(key, at, self.background)
         finally:

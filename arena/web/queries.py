@@ -578,14 +578,17 @@ def terminations(db: Database) -> list[str]:
     return sorted({t for t in (*match_terms, *seat_terms) if t}, key=lambda t: (order.get(t, len(order)), t))
 
 
-def results_key(db: Database, tournament_id: int | None) -> tuple[int, int]:
-    """(finished matches, highest finished id): changes whenever a result is added (cache key)."""
+def results_key(db: Database, tournament_id: int | None) -> tuple[int, int, tuple[int, ...]]:
+    """(finished matches, highest finished id, ids of the removed bots): changes whenever a result
+    is added, and whenever a bot is removed or brought back, which hides or shows it on the
+    all-matches leaderboard and marks it in a tournament's (cache key)."""
     with db.session() as session:
         query = select(func.count(), func.max(Match.id)).where(col(Match.status) == MatchStatus.FINISHED)
         if tournament_id is not None:
             query = query.where(col(Match.tournament_id) == tournament_id)
         n, top = session.exec(query).one()
-        return int(n or 0), int(top or 0)
+        removed = session.exec(select(Bot.id).where(col(Bot.removed_at).is_not(None)).order_by(col(Bot.id)))
+        return int(n or 0), int(top or 0), tuple(int(b) for b in removed.all() if b is not None)
 
 
 @dataclass(frozen=True)

@@ -86,3 +86,16 @@ def test_web_leaderboard_page_and_api(db: Database, site: str) -> None:
     assert tables.tables == [(False, ["greedy", "random"]), (True, ["newbie"])]
     data = json.loads(get(f"{site}/api/leaderboard"))
     assert "invader" not in {r["bot"] for r in data["rows"]}
+
+
+def test_a_bot_removed_after_the_board_was_shown_leaves_the_web_board(db: Database, site: str) -> None:
+    # the web caches each leaderboard until the results change; removing a bot changes no
+    # result, but hides it from the all-matches board (as 'arena leaderboard' does at once)
+    before = json.loads(get(f"{site}/api/leaderboard"))
+    assert "invader" in {r["bot"] for r in before["rows"]}
+    remove_bot(db, "invader")
+    after = json.loads(get(f"{site}/api/leaderboard"))
+    assert "invader" not in {r["bot"] for r in after["rows"]}
+    tables = Tables()
+    tables.feed(get(f"{site}/leaderboard"))
+    assert "invader" not in [bot for _, bots in tables.tables for bot in bots]

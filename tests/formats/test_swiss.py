@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.tournament.formats import FormatError, History, Settings, make
+from arena.tournament.formats.scoring import group_points
 from arena.tournament.formats.swiss import BYE_POINTS, Swiss, pair_tables, repeats
 
 from .simulate import by_strength, run
@@ -80,7 +81,7 @@ def test_every_round_seats_everyone_once_or_gives_a_bye(n: int, k: int) -> None:
         assert set(seated.values()) == {k * 2}  # every rotation of each table, 2 games
         byes = {b.entry for b in play.byes}
         assert not byes & set(seated) and byes | set(seated) == set(range(n))
-        assert len(byes) == n % k and all(b.round == rnd and b.points == BYE_POINTS for b in play.byes)
+        assert len(byes) == n % k and all(b.round == rnd and b.points == 2 * BYE_POINTS for b in play.byes)
         groups = Counter(p.group for p in play.pairings)
         assert set(groups.values()) == {k} and all(p.round == rnd for p in play.pairings)
         for g in groups:  # one group: one seed, one table, every seat rotation
@@ -124,3 +125,16 @@ def test_rounds_option_and_determinism() -> None:
 def test_bad_settings(settings_: Settings, message: str) -> None:
     with pytest.raises(FormatError, match=message):
         make("swiss", settings_)
+
+
+@pytest.mark.parametrize(("k", "games"), [(2, 1), (2, 3), (3, 2), (4, 2)])
+def test_a_bye_is_worth_the_mean_score_of_a_table(k: int, games: int) -> None:
+    """A table is ``games`` duplicate groups, each worth at most 1 point; the seats' points of a
+    table add up to ``games * k / 2``, so the mean is ``games / 2``, and so is a bye."""
+    fmt = make("swiss", Settings(k + 1, (k,), games, seed=5, rounds=1))
+    history, plays = run(fmt, by_strength([float(e) for e in range(k + 1)], noise=1.0))
+    points, _ = group_points(history.matches)
+    seated = [e for e in range(k + 1) if e not in {b.entry for b in history.byes}]
+    assert math.isclose(sum(points[e] for e in seated) / k, games / 2)
+    [bye] = plays[0].byes
+    assert bye.points == games / 2

@@ -6,7 +6,8 @@
   seed (so round 1 is a seeded random draw).
 - **Byes**: when the field does not divide into tables (``entries % table size`` entries left
   over), the lowest-standing entries among those with the fewest byes sit out, each recorded as
-  a bye worth :data:`BYE_POINTS` (the mean score of a table: neither a reward nor a penalty).
+  a bye worth :data:`BYE_POINTS` per duplicate group of a table (``games`` of them): the mean
+  score of a table, neither a reward nor a penalty.
 - **Pairing**: tables are filled from the top of the standings, with as few repeat pairings
   (two entries that already shared a table) as a bounded search can find: none where avoidable
   for small fields; beyond the search budget, a greedy table-by-table fill.
@@ -28,6 +29,8 @@ from .base import Bye, Finished, Format, FormatError, History, Next, Pairing, Pl
 from .scoring import group_points
 
 BYE_POINTS = 0.5
+"""A bye's points per duplicate group of a table: the mean score of a group (its points add up to
+half the seats at every table size), so a bye is worth ``games * BYE_POINTS``."""
 SEARCH_BUDGET = 20_000  # tables tried by the exact search before the greedy fill takes over
 
 
@@ -192,7 +195,7 @@ class Swiss(Format):
                 seed = derive_seed(s.seed, rnd, t, game)
                 for seating in rotations(table):
                     pairings.append(Pairing(seed, f"s{rnd}t{t}g{game}", seating, rnd))
-        byes = tuple(Bye(rnd, e, BYE_POINTS) for e in sorted(sitting))
+        byes = tuple(Bye(rnd, e, BYE_POINTS * s.games) for e in sorted(sitting))
         return Play(tuple(pairings), byes)
 
 

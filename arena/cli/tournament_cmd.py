@@ -56,7 +56,11 @@ RoundsOpt = Annotated[
     int | None, typer.Option("--rounds", min=1, help="swiss: rounds to play (default: ceil(log2(bots)))")
 ]
 SeedingOpt = Annotated[
-    str, typer.Option("--seeding", help="knockout: 'order' (as listed) or 'rating' (latest stored ratings)")
+    str,
+    typer.Option(
+        "--seeding",
+        help="knockout: 'order' (as listed) or 'rating' (the pl rating over every finished tournament match)",
+    ),
 ]
 TablesOpt = Annotated[str, typer.Option("--tables", help="players per table, e.g. 2 or 2,4")]
 GamesOpt = Annotated[

@@ -54,9 +54,10 @@ def create(
     of each of ``table_sizes`` bots, ``games`` seeds per table, each seed under every seat
     rotation.  Gauntlet: ``candidate`` against tables drawn from ``bots``.  Swiss: ``rounds``
     rounds (default ceil(log2(bots))) of one table size.  Knockout: two-player tables, seeded
-    by ``seeding`` (``order``: as listed; ``rating``: the latest stored ratings, unrated bots
-    last).  Every match is played under ``rules`` (a variant; its version id is stored on the
-    tournament).  Bad combinations raise :class:`TournamentConfigError` saying what to change.
+    by ``seeding`` (``order``: as listed; ``rating``: the ``pl`` rating fitted now over every
+    finished tournament match, as ``arena leaderboard`` shows it, unrated bots last).  Every
+    match is played under ``rules`` (a variant; its version id is stored on the tournament).
+    Bad combinations raise :class:`TournamentConfigError` saying what to change.
     """
     if fmt in CONTINUOUS:
         raise TournamentConfigError(

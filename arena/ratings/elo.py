@@ -18,6 +18,13 @@ Each pair's two updates cancel, so every game is zero-sum and the mean rating st
 Defaults: ``K = 16`` per pair, ``scale = 400`` (a 400-point gap means 10:1 expected odds),
 ``initial = 1500``.
 
+Intervals. The bootstrap interval of this rating is the spread of the sequential rating itself
+over resampled games: how much the number depends on which games were played.  It is not a
+confidence interval for a bot's strength: with K fixed, a rating starts at ``initial`` and moves
+at most K points a game, so after few games every rating sits near 1500 whatever the strength,
+and the spread does not shrink as games are added.  The Plackett-Luce fit
+(:mod:`arena.ratings.plackett_luce`) is the estimate of strength with an honest interval.
+
 :func:`elo_diff_from_share` turns a measured score share (candidate against baseline) into an Elo
 difference with a Wilson interval; it is what the tournament reports for candidate-vs-baseline.
 """

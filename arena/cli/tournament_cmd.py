@@ -34,6 +34,7 @@ from arena.store.tournaments import (
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.formats import CONTINUOUS
+from arena.tournament.formats.swiss import default_rounds
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
@@ -184,8 +185,10 @@ def _create(
     typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}, bots {where}", err=True)
     if seeding == "rating" and fmt == "knockout":
         typer.echo(_seeds_line(t), err=True)
-    if fmt == "swiss" and rounds is not None and tables.isdigit():
-        note = _repeat_note(len(bots), int(tables), rounds)
+    if fmt == "swiss" and tables.isdigit():  # the default rounds too (4 bots at a 4-player table: 2)
+        note = _repeat_note(
+            len(bots), int(tables), rounds if rounds is not None else default_rounds(len(bots))
+        )
         if note:
             typer.echo(note, err=True)
     return t.id

@@ -290,6 +290,22 @@ def test_knockout_seeded_by_rating(sqlite_db: Database, tmp_path: Path) -> None:
     assert sorted(b.version_id for b in byes) == [1, 3, 4]  # 5 bots, a bracket of 8: 3 byes
 
 
+def test_the_swiss_note_covers_the_default_rounds(sqlite_url: str, tmp_path: Path, arena_home: Path) -> None:
+    """Without --rounds a Swiss plays ceil(log2(bots)) rounds: 2 for 4 bots, and at a 4-player
+    table round 2 is round 1's table again. The note was printed only for a --rounds given, so
+    the default's repeats went unsaid."""
+    db = Database(sqlite_url)
+    _field(db, tmp_path / "bots")
+    db.close()
+    args = ("tournament", "create", "a", "b", "c", "d", "--format", "swiss", "--games", "1", "--tables", "4")
+    out = cli_inproc(arena_home, sqlite_url, *args)
+    note = " ".join(out.stderr.split())
+    assert "note: 4 bots have at most 1 round in which no two of them share a 4-player table again: " in note
+    assert "round 2 repeats opponents already met" in note
+    out = cli_inproc(arena_home, sqlite_url, "tournament", "create", "a", "b", "c", "d", "--format", "swiss")
+    assert "note:" not in out.stderr, out.stderr  # two-player tables: 2 default rounds of 3 new ones
+
+
 @pytest.mark.parametrize(
     ("bots", "size", "rounds", "fresh"),
     [(8, 4, 2, 1), (6, 3, 2, 1), (12, 4, 2, 1), (7, 3, 2, 1), (4, 4, 2, 1)],

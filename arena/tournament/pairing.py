@@ -3,6 +3,11 @@
 Tournament kinds implement only pairing.  Every table is played under every cyclic seat rotation
 with the same match seed ("duplicate dice"), so each bot meets the same dice from every seat and
 luck cancels out; the matches of one table and seed form a duplicate *group*.
+
+A cyclic rotation keeps who sits directly after whom.  At tables of 3 or 4 the order around the
+table is therefore chosen per table and seed (:func:`orient`) so that over the schedule each of
+two bots sits directly after the other about as often (in field order every table had the
+later-listed bot after the earlier one: bot 1 always played right after bot 0).
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from collections import Counter
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, permutations
 
 from arena.engine.chance import SEED_LIMIT
 
@@ -37,6 +43,26 @@ def derive_seed(seed: int, *parts: int) -> int:
 def rotations(table: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Every cyclic seat rotation: each entry sits in each seat once."""
     return [table[r:] + table[:r] for r in range(len(table))]
+
+
+def _neighbours(order: tuple[int, ...]) -> list[tuple[int, int]]:
+    """``(a, b)`` for each entry ``b`` that sits directly after ``a`` around the table."""
+    return [(order[i], order[(i + 1) % len(order)]) for i in range(len(order))]
+
+
+def orient(table: tuple[int, ...], follows: Counter[tuple[int, int]]) -> tuple[int, ...]:
+    """The order around ``table`` (its first entry kept first) that most evens out ``follows``
+    (``(a, b)``: how often ``b`` sat directly after ``a`` so far), which it then updates; among
+    equally good orders the one given (so two-player tables are as given)."""
+    first, rest = table[0], table[1:]
+
+    def skew(order: tuple[int, ...]) -> int:
+        return sum(follows[(a, b)] - follows[(b, a)] for a, b in _neighbours(order))
+
+    best = min(((first, *p) for p in permutations(rest)), key=skew)
+    for pair in _neighbours(best):
+        follows[pair] += 1
+    return best
 
 
 def balanced_tables(n: int, k: int, limit: int, seed: int) -> list[tuple[int, ...]]:
@@ -78,10 +104,11 @@ def round_robin(
     is still balanced."""
     tables = balanced_tables(n, table_size, max_tables, seed)
     out: list[Pairing] = []
+    follows: Counter[tuple[int, int]] = Counter()
     for game in range(games):
         for t, table in enumerate(tables):
             match_seed = derive_seed(seed, t, game)
-            for seating in rotations(table):
+            for seating in rotations(orient(table, follows)):
                 out.append(Pairing(len(out), match_seed, f"t{t}g{game}", seating))
     return out
 
@@ -93,10 +120,11 @@ def gauntlet(
     candidate and ``table_size - 1`` field bots, ``games`` seeds each, every seat rotation."""
     others = balanced_tables(n_field, table_size - 1, max_tables, seed)
     out: list[Pairing] = []
+    follows: Counter[tuple[int, int]] = Counter()
     for game in range(games):
         for t, rest in enumerate(others):
             table = (0, *(1 + i for i in rest))
             match_seed = derive_seed(seed, t, game)
-            for seating in rotations(table):
+            for seating in rotations(orient(table, follows)):
                 out.append(Pairing(len(out), match_seed, f"t{t}g{game}", seating))
     return out

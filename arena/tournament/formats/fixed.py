@@ -69,6 +69,7 @@ class Gauntlet(_Fixed):
         s = self.settings
         out: list[Pairing] = []
         for k in s.table_sizes:
-            for p in pairing.gauntlet(s.entries - 1, k, s.games, s.seed):
+            # seed + k, as a round robin: two table sizes' groups of one number do not share dice
+            for p in pairing.gauntlet(s.entries - 1, k, s.games, s.seed + k):
                 out.append(Pairing(p.seed, f"{k}p-{p.group}", p.seating))
         return out

@@ -103,6 +103,18 @@ def test_two_player_swiss_has_no_repeats_while_avoidable() -> None:
     assert len(pairs) == 28 and set(pairs.values()) == {2}
 
 
+@pytest.mark.parametrize(("n", "seed"), [(6, 1), (6, 2), (6, 8), (10, 2), (12, 0), (16, 0)])
+def test_bots_minus_one_rounds_do_not_pair_into_a_corner(n: int, seed: int) -> None:
+    """An even field of two-player tables has bots - 1 rounds with no repeat (a round robin), and
+    'create' notes repeats only past them. Paired round by round, 6 bots (seed 1) met 0-5, 0-3,
+    0-1 ... in rounds 1-3, leaving the pairs not met two triangles: round 4 had to repeat 0-1.
+    Now a round is paired so that the rounds still to come can all be new."""
+    fmt = make("swiss", Settings(n, (2,), 1, seed=seed, rounds=n - 1))
+    history, _ = run(fmt, by_strength([float(e) for e in range(n)], noise=0.0 if n == 6 else 1.0))
+    pairs = Counter(frozenset(m.seating) for m in history.matches)
+    assert len(pairs) == n * (n - 1) // 2 and set(pairs.values()) == {2}  # each pair: one group of 2
+
+
 def test_rounds_option_and_determinism() -> None:
     a = make("swiss", Settings(6, (3,), 1, seed=9, rounds=2))
     b = make("swiss", Settings(6, (3,), 1, seed=9, rounds=2))

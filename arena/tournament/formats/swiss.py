@@ -10,7 +10,9 @@
   score of a table, neither a reward nor a penalty.
 - **Pairing**: tables are filled from the top of the standings, with as few repeat pairings
   (two entries that already shared a table) as a bounded search can find: none where avoidable
-  for small fields; beyond the search budget, a greedy table-by-table fill.
+  for small fields; beyond the search budget, a greedy table-by-table fill.  At two-player
+  tables of an even field with no more rounds than bots - 1, a round is also paired so that the
+  rounds still to come can all be new (a look-ahead within the same budget).
 - **Rounds**: ``rounds`` (default ``ceil(log2(entries))``); a round is handed out when every
   match of the previous one is done.
 """
@@ -90,16 +92,79 @@ def _search(
     return None
 
 
+def _fresh_rounds(entries: list[int], met: set[frozenset[int]], rounds: int, budget: list[int]) -> bool:
+    """Whether ``rounds`` more two-player rounds of ``entries`` can pair only bots that have not
+    met (a search; past ``budget`` steps it answers True: not known to be impossible)."""
+    if rounds == 0:
+        return True
+
+    def matchings(rest: list[int], pairs: list[frozenset[int]]) -> Iterable[list[frozenset[int]]]:
+        if not rest:
+            yield pairs
+            return
+        first = rest[0]
+        for other in rest[1:]:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _OutOfBudget
+            pair = frozenset((first, other))
+            if pair not in met:
+                yield from matchings([e for e in rest[1:] if e != other], [*pairs, pair])
+
+    try:
+        return any(_fresh_rounds(entries, met | set(m), rounds - 1, budget) for m in matchings(entries, []))
+    except _OutOfBudget:
+        return True
+
+
+def _solutions(
+    order: list[int], k: int, met: set[frozenset[int]], budget: list[int]
+) -> Iterable[list[tuple[int, ...]]]:
+    """Every split of ``order`` into tables with no repeat pairing, from the top of ``order``."""
+    if not order:
+        yield []
+        return
+    first, others = order[0], order[1:]
+    for combo in combinations(others, k - 1):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OutOfBudget
+        table = (first, *combo)
+        if repeats(table, met):
+            continue
+        for rest in _solutions([e for e in others if e not in combo], k, met, budget):
+            yield [table, *rest]
+
+
 def pair_tables(
-    order: Sequence[int], k: int, met: set[frozenset[int]], *, budget: int = SEARCH_BUDGET
+    order: Sequence[int],
+    k: int,
+    met: set[frozenset[int]],
+    *,
+    budget: int = SEARCH_BUDGET,
+    fresh_after: int = 0,
 ) -> list[tuple[int, ...]]:
     """Split ``order`` (entries best first; its length a multiple of ``k``) into tables of ``k``
     with the fewest repeat pairings found: the exact minimum unless the search runs past
     ``budget`` tables tried, then the greedy fill.  Among equally few repeats, tables are filled
-    from the top of ``order`` (entries of equal standing meet)."""
+    from the top of ``order`` (entries of equal standing meet).
+
+    ``fresh_after`` (two-player tables): rounds still to come that can all be new; the first
+    repeat-free split (from the top) after which they still can be is taken, so a long Swiss
+    does not pair itself into a corner (6 bots: three rounds that leave two triangles of bots
+    not yet met force a repeat in round 4 of 5)."""
     order = list(order)
     if len(order) % k:
         raise ValueError(f"{len(order)} entries do not fill tables of {k}")
+    if k == 2 and fresh_after > 0:
+        left = [budget]  # shared: the look-ahead costs at most ``budget`` steps in all
+        try:
+            for split in _solutions(order, k, met, left):
+                after = met | {frozenset(t) for t in split}
+                if _fresh_rounds(sorted(order), after, fresh_after, left):
+                    return split
+        except _OutOfBudget:
+            pass
     greedy = _greedy(order, k, met)
     bound = sum(repeats(t, met) for t in greedy)
     left = [budget]
@@ -188,7 +253,9 @@ class Swiss(Format):
         bye_count = Counter(b.entry for b in history.byes)
         sitting = choose_byes(order, s.entries % k, bye_count)
         met = _met(m.seating for m in history.matches)
-        tables = pair_tables([e for e in order if e not in sitting], k, met)
+        # two-player tables of an even field: keep the rounds still to come new while they can be
+        fresh_after = self.rounds - rnd if k == 2 and not sitting and self.rounds < s.entries else 0
+        tables = pair_tables([e for e in order if e not in sitting], k, met, fresh_after=fresh_after)
         pairings = []
         for game in range(s.games):
             for t, table in enumerate(tables):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import struct
 import time
 
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
@@ -25,3 +26,15 @@ def read_until_closed(sock: socket.socket, wait: float = 15.0) -> tuple[float, b
         if not chunk:
             return time.monotonic() - start, data
         data += chunk
+
+
+def h2_frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+    """One HTTP/2 frame (RFC 9113 4.1): 24-bit length, type, flags, stream id, payload."""
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def hpack_literal(name: str, value: str) -> bytes:
+    """An HPACK header field, literal without indexing, new name, no Huffman (RFC 7541 6.2.2)."""
+    n, v = name.encode(), value.encode()
+    assert len(n) < 127 and len(v) < 127
+    return b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v

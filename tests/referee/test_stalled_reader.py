@@ -20,6 +20,8 @@ import threading
 
 import pytest
 from sockkit import HTTP2_PREFACE
+from sockkit import h2_frame as frame
+from sockkit import hpack_literal as literal
 
 from arena.hosting import LocalSeat, MatchHost
 from arena.matchrunner import resolve_bot
@@ -29,17 +31,6 @@ from arena.referee.faults import Reason
 DATA, HEADERS, SETTINGS, PING = 0x0, 0x1, 0x4, 0x6
 END_HEADERS, ACK = 0x4, 0x1
 INITIAL_WINDOW_SIZE = 0x4
-
-
-def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
-    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
-
-
-def literal(name: str, value: str) -> bytes:
-    """An HPACK header field, literal without indexing, new name, no Huffman (RFC 7541 6.2.2)."""
-    n, v = name.encode(), value.encode()
-    assert len(n) < 127 and len(v) < 127
-    return b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v
 
 
 def stalled_bot(port: int, token: str, done: threading.Event) -> None:

@@ -14,6 +14,8 @@ import threading
 import time
 
 from sockkit import HTTP2_PREFACE
+from sockkit import h2_frame as frame
+from sockkit import hpack_literal as literal
 
 from arena.hosting import LocalSeat, MatchHost
 from arena.matchrunner import resolve_bot
@@ -22,17 +24,6 @@ from arena.referee.faults import Reason
 
 HEADERS, DATA, SETTINGS = 0x1, 0x0, 0x4
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
-
-
-def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
-    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
-
-
-def literal(name: str, value: str) -> bytes:
-    """An HPACK header field, literal without indexing, new name, no Huffman (RFC 7541 6.2.2)."""
-    n, v = name.encode(), value.encode()
-    assert len(n) < 127 and len(v) < 127
-    return b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v
 
 
 def truncated_bot(port: int, token: str) -> None:

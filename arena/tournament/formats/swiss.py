@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 
 from arena.tournament.pairing import derive_seed, rotations
@@ -71,56 +71,11 @@ def _greedy(order: list[int], k: int, met: set[frozenset[int]]) -> list[tuple[in
     return tables
 
 
-def _search(
-    order: list[int], k: int, met: set[frozenset[int]], allowed: int, budget: list[int]
-) -> list[tuple[int, ...]] | None:
-    if not order:
-        return []
-    first, others = order[0], order[1:]
-    for combo in combinations(others, k - 1):
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise _OutOfBudget
-        table = (first, *combo)
-        r = repeats(table, met)
-        if r > allowed:
-            continue
-        rest = [e for e in others if e not in combo]
-        found = _search(rest, k, met, allowed - r, budget)
-        if found is not None:
-            return [table, *found]
-    return None
-
-
-def _fresh_rounds(entries: list[int], met: set[frozenset[int]], rounds: int, budget: list[int]) -> bool:
-    """Whether ``rounds`` more two-player rounds of ``entries`` can pair only bots that have not
-    met (a search; past ``budget`` steps it answers True: not known to be impossible)."""
-    if rounds == 0:
-        return True
-
-    def matchings(rest: list[int], pairs: list[frozenset[int]]) -> Iterable[list[frozenset[int]]]:
-        if not rest:
-            yield pairs
-            return
-        first = rest[0]
-        for other in rest[1:]:
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise _OutOfBudget
-            pair = frozenset((first, other))
-            if pair not in met:
-                yield from matchings([e for e in rest[1:] if e != other], [*pairs, pair])
-
-    try:
-        return any(_fresh_rounds(entries, met | set(m), rounds - 1, budget) for m in matchings(entries, []))
-    except _OutOfBudget:
-        return True
-
-
 def _solutions(
-    order: list[int], k: int, met: set[frozenset[int]], budget: list[int]
-) -> Iterable[list[tuple[int, ...]]]:
-    """Every split of ``order`` into tables with no repeat pairing, from the top of ``order``."""
+    order: list[int], k: int, met: set[frozenset[int]], allowed: int, budget: list[int]
+) -> Iterator[list[tuple[int, ...]]]:
+    """Every split of ``order`` into tables of ``k`` with at most ``allowed`` repeat pairings, from
+    the top of ``order``, lazily; each table tried costs one step of ``budget``."""
     if not order:
         yield []
         return
@@ -130,10 +85,32 @@ def _solutions(
         if budget[0] < 0:
             raise _OutOfBudget
         table = (first, *combo)
-        if repeats(table, met):
+        r = repeats(table, met)
+        if r > allowed:
             continue
-        for rest in _solutions([e for e in others if e not in combo], k, met, budget):
+        for rest in _solutions([e for e in others if e not in combo], k, met, allowed - r, budget):
             yield [table, *rest]
+
+
+def _search(
+    order: list[int], k: int, met: set[frozenset[int]], allowed: int, budget: list[int]
+) -> list[tuple[int, ...]] | None:
+    """The first split with at most ``allowed`` repeats (:func:`_solutions`), or None."""
+    return next(_solutions(order, k, met, allowed, budget), None)
+
+
+def _fresh_rounds(entries: list[int], met: set[frozenset[int]], rounds: int, budget: list[int]) -> bool:
+    """Whether ``rounds`` more two-player rounds of ``entries`` can pair only bots that have not
+    met (a search; past ``budget`` steps it answers True: not known to be impossible)."""
+    if rounds == 0:
+        return True
+    try:
+        return any(
+            _fresh_rounds(entries, met | {frozenset(t) for t in split}, rounds - 1, budget)
+            for split in _solutions(entries, 2, met, 0, budget)
+        )
+    except _OutOfBudget:
+        return True
 
 
 def pair_tables(
@@ -159,7 +136,7 @@ def pair_tables(
     if k == 2 and fresh_after > 0:
         left = [budget]  # shared: the look-ahead costs at most ``budget`` steps in all
         try:
-            for split in _solutions(order, k, met, left):
+            for split in _solutions(order, k, met, 0, left):
                 after = met | {frozenset(t) for t in split}
                 if _fresh_rounds(sorted(order), after, fresh_after, left):
                     return split

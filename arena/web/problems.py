@@ -33,20 +33,6 @@ def problem_json(status: int, title: str, detail: str, headers: dict[str, str] |
     return JSONResponse({"error": title, "detail": detail, "status": status}, status, headers=headers)
 
 
-def problem_page(
-    templates: Jinja2Templates,
-    request: Request,
-    status: int,
-    title: str,
-    detail: str,
-    headers: dict[str, str] | None = None,
-    links: tuple[str, ...] = (),
-) -> Response:
-    """The error page, rendered by ``templates`` (any set that has ``error.html``)."""
-    context = {"title": title, "detail": detail, "status": status, "links": links}
-    return templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
-
-
 def problem(
     templates: Jinja2Templates,
     request: Request,
@@ -58,10 +44,12 @@ def problem(
     headers: dict[str, str] | None = None,
     links: tuple[str, ...] = (),
 ) -> Response:
-    """:func:`problem_json` when ``api``, else :func:`problem_page`."""
+    """:func:`problem_json` when ``api``, else the error page rendered by ``templates`` (any set
+    that has ``error.html``), ``links`` listed under its text."""
     if api:
         return problem_json(status, title, detail, headers)
-    return problem_page(templates, request, status, title, detail, headers, links)
+    context = {"title": title, "detail": detail, "status": status, "links": links}
+    return templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
 
 
 def sign_in_first(request: Request, path: str) -> Response:

@@ -4,7 +4,8 @@
 say *which* process spends the time (the coordinator, its worker processes, the bots they keep,
 the sandbox's helpers), :class:`TreeCpu` reads ``/proc/<pid>/stat`` of this process and all its
 descendants every ``interval`` seconds in a thread and keeps each process's last reading, filed
-under the kind :func:`kind_of` gives it.  A process's CPU after its last sample (at most one
+under the kind :func:`kind_of` gives its latest command line (a process is filed by what it
+runs after its exec, all its CPU included).  A process's CPU after its last sample (at most one
 interval of it) is missed; :meth:`TreeCpu.stop` takes a last sample, so long-lived processes
 (workers, kept bots) are counted to within that sample.  Linux only.
 """
@@ -56,7 +57,7 @@ def kind_of(pid: int, root: int, cmdline: str) -> str:
 class TreeCpu:
     """Samples the CPU of this process and its descendants (module docstring), thread by thread,
     until :meth:`stop`.  Only new process ids are read to find descendants, so a sample costs
-    about one ``/proc`` listing plus a read per thread of the tree."""
+    about one ``/proc`` listing plus a read per process (its command line) and per thread."""
 
     def __init__(self, interval: float = 0.05, classify: Callable[[int, int, str], str] = kind_of) -> None:
         self.interval = interval
@@ -67,6 +68,7 @@ class TreeCpu:
         self._foreign: set[int] = set()
         self._last: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, tid) -> (thread name, cpu)
         self._kind: dict[int, str] = {}
+        self._cmdlines: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="tree-cpu", daemon=True)
         self._sample()  # what already runs counts from now, not from its start
@@ -85,10 +87,16 @@ class TreeCpu:
             got = _stat(pid)
             if got is not None and got[0] in self._tree:
                 self._tree.add(pid)
-                self._kind[pid] = self.classify(pid, self.root, _cmdline(pid))
             else:
                 self._foreign.add(pid)
-        self._kind.setdefault(self.root, self.classify(self.root, self.root, _cmdline(self.root)))
+        for pid in self._tree:
+            # read again every time: a child seen between its fork and its exec still shows its
+            # parent's command line, and is filed by the program it then runs
+            cmdline = _cmdline(pid)
+            if cmdline and cmdline != self._cmdlines.get(pid):
+                self._cmdlines[pid] = cmdline
+                self._kind[pid] = self.classify(pid, self.root, cmdline)
+            self._kind.setdefault(pid, self.classify(pid, self.root, cmdline))
         for pid in list(self._tree):
             try:
                 tids = os.listdir(f"/proc/{pid}/task")

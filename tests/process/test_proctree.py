@@ -43,6 +43,21 @@ def test_children_and_own_cpu_are_counted_by_kind_and_thread(tmp_path: Path) -> 
     assert (seen["coordinator"], seen["worker"], seen["bot"]) == (1, 1, 1), seen
 
 
+def test_a_child_seen_before_its_exec_is_filed_by_the_program_it_runs(tmp_path: Path) -> None:
+    """Between fork and exec a child shows its parent's command line. It used to be filed by that
+    first sight for good (a bot launched from a Python process counted as a "worker"; under load
+    the sampler often saw that moment): the kind follows the command line."""
+    bot = tmp_path / "late_bot.py"
+    bot.write_text(BURN.format(s=0.2))
+    tree = TreeCpu(interval=0.02)
+    # the child waits after its fork, so the sampler sees it with this process's command line
+    subprocess.run([sys.executable, str(bot)], check=True, preexec_fn=lambda: time.sleep(0.3))
+    totals = tree.stop()
+    assert 0.18 <= totals.get("bot", 0.0) <= 0.5, totals
+    assert tree.processes().get("bot") == 1, tree.processes()
+    assert "worker" not in tree.processes(), tree.processes()
+
+
 def test_kinds() -> None:
     assert kind_of(10, 10, "anything") == "coordinator"
     assert kind_of(11, 10, "/usr/bin/python3 bots/greedy_bot.py") == "bot"

@@ -53,9 +53,26 @@ def test_single_elimination_to_one_winner(n: int, games: int, data: st.DataObjec
             lost[a if w == b else b] = rnd
     assert len(lost) == n - 1
     report = fmt.report(history, [f"e{e}" for e in range(n)])
-    assert len(report) == n - 1 + 1 and report[-1].startswith("champion: e")
+    assert len(report) == n - 1 + 2 and report[-2].startswith("champion: e")
     (champion,) = set(range(n)) - set(lost)
-    assert report[-1] == f"champion: e{champion}"
+    assert report[-2] == f"champion: e{champion}"
+    # places: the champion 1; whoever went out in a later round above whoever went out earlier;
+    # every entry once; a shared place spans as many places as it has entries
+    places = fmt.places(history)
+    assert places[0] == ("1", [champion])
+    assert sorted(e for _, es in places for e in es) == list(range(n))
+    rounds_out = [lost[es[0]] for _, es in places[1:]]
+    assert rounds_out == sorted(rounds_out, reverse=True) and len(set(rounds_out)) == len(rounds_out)
+    above = 1
+    for label, es in places[1:]:
+        assert all(lost[e] == lost[es[0]] for e in es)
+        assert es == sorted(es, key=fmt.seed_of)
+        assert label == (f"{above + 1}" if len(es) == 1 else f"{above + 1}-{above + len(es)}")
+        above += len(es)
+    shown = ", ".join(f"{lab}. {', '.join(f'e{e}' for e in es)}" for lab, es in places)
+    assert report[-1] == f"places: {shown}"
+    if n >= 4:  # the semi-finals' two losers share 3-4 (or one loser: 3)
+        assert places[1][0] == "2" and places[2][0] in ("3", "3-4")
 
 
 def _finished(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournament.formats import FormatError, History, Settings, make
+from arena.tournament.formats import Bye, FormatError, History, Recorded, Settings, make
 from arena.tournament.formats.scoring import group_points
 from arena.tournament.formats.swiss import BYE_POINTS, Swiss, pair_tables, repeats
 
@@ -150,3 +150,65 @@ def test_a_bye_is_worth_the_mean_score_of_a_table(k: int, games: int) -> None:
     assert math.isclose(sum(points[e] for e in seated) / k, games / 2)
     [bye] = plays[0].byes
     assert bye.points == games / 2
+
+
+def _finished(rnd: int, group: str, seating: tuple[int, ...], placings: tuple[int, ...]) -> Recorded:
+    return Recorded(0, rnd, group, 1, seating, "finished", placings, tuple(0 for _ in seating))
+
+
+def test_the_final_standing_breaks_ties_by_buchholz_and_shares_what_stays_equal() -> None:
+    """Four bots, two rounds at two-player tables: b and d end on equal points; b met the
+    stronger opponents, so b ranks above d (the seeded tie order alone puts d first)."""
+    fmt = Swiss(Settings(4, (2,), 1, seed=3, rounds=2))
+    history = History(
+        (
+            _finished(1, "s1t0g0", (0, 1), (1, 2)),  # a beats b
+            _finished(1, "s1t1g0", (2, 3), (1, 2)),  # c beats d
+            _finished(2, "s2t0g0", (0, 2), (1, 2)),  # a beats c
+            _finished(2, "s2t1g0", (1, 3), (1, 1)),  # b and d share the place
+        )
+    )
+    # points: a 2, b 0.5, c 1, d 0.5; Buchholz: a 0.5 + 1 = 1.5, b 2 + 0.5 = 2.5, c 0.5 + 2 = 2.5,
+    # d 1 + 0.5 = 1.5
+    assert fmt.points(history) == {0: 2.0, 1: 0.5, 2: 1.0, 3: 0.5}
+    assert fmt.standings(history) == [0, 2, 3, 1]  # the pairing's order: d before b by the seed
+    assert fmt.buchholz(history) == {0: 1.5, 1: 2.5, 2: 2.5, 3: 1.5}
+    [line] = fmt.report(history, ["a", "b", "c", "d"])
+    assert line == (
+        "Swiss points: 1. a 2 (Buchholz 1.5), 2. c 1 (Buchholz 2.5), 3. b 0.5 (Buchholz 2.5), "
+        "4. d 0.5 (Buchholz 1.5)"
+    )
+
+
+def test_a_bye_counts_as_an_opponent_with_the_entrys_own_points_and_equals_share_a_place() -> None:
+    """Three bots at two-player tables, one round: a beats b, c sits out (a bye worth ½). c's
+    Buchholz for that round is its own ½; a's is b's 0, b's is a's 1."""
+    fmt = Swiss(Settings(3, (2,), 1, seed=3, rounds=1))
+    history = History(
+        (_finished(1, "s1t0g0", (0, 1), (1, 2)),),
+        (Bye(1, 2, BYE_POINTS),),
+    )
+    assert fmt.buchholz(history) == {0: 0.0, 1: 1.0, 2: 0.5}
+    assert fmt.report(history, ["a", "b", "c"]) == [
+        "Swiss points: 1. a 1 (Buchholz 0), 2. c 0.5 (Buchholz 0.5), 3. b 0 (Buchholz 1)"
+    ]
+    # a and b share their game's place: all three have ½ point and ½ Buchholz, so all share 1st
+    tied = History((_finished(1, "s1t0g0", (0, 1), (1, 1)),), (Bye(1, 2, BYE_POINTS),))
+    [line] = fmt.report(tied, ["a", "b", "c"])
+    assert line.startswith("Swiss points: 1. ") and line.count("1. ") == 3, line
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_buchholz_at_larger_tables_is_the_mean_of_the_tables_opponents(k: int) -> None:
+    fmt = make("swiss", Settings(2 * k, (k,), 2, seed=9, rounds=3))
+    assert isinstance(fmt, Swiss)
+    history, _ = run(fmt, by_strength([float(e) for e in range(2 * k)], noise=3.0))
+    points = fmt.points(history)
+    expected = {e: 0.0 for e in range(2 * k)}
+    for rnd in (1, 2, 3):
+        for table in {frozenset(m.seating) for m in history.matches if m.round == rnd}:
+            for e in table:
+                expected[e] += sum(points[o] for o in table if o != e) / (k - 1)
+    assert fmt.buchholz(history) == pytest.approx(expected)
+    [line] = fmt.report(history, [chr(97 + e) for e in range(2 * k)])
+    assert line.count("Buchholz") == 2 * k

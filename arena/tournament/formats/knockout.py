@@ -10,6 +10,8 @@
   winner has more points (:mod:`.scoring`: 1 per group won outright); **ties** go to the higher
   total in-game score over the pairing's matches, then to the better seed.
 - A round is handed out when every match of the previous one is done; the final's winner ends it.
+- **Places**: the champion 1, the finalist 2, then the entries out in the same round share the
+  places below (the semi-finals' losers 3-4, ...): :meth:`Knockout.places`.
 """
 
 from __future__ import annotations
@@ -136,7 +138,30 @@ class Knockout(Format):
         ]
         if len(alive) == 1 and alive[0] is not None:
             lines.append(f"champion: {names[alive[0]]}")
+            lines.append("places: " + ", ".join(
+                f"{place}. {', '.join(names[e] for e in entries)}" for place, entries in self.places(history)
+            ))  # fmt: skip
         return lines
+
+    def places(self, history: History) -> list[tuple[str, list[int]]]:
+        """The final standing of a finished knockout, best first: the champion 1, the finalist 2,
+        and the entries out in the same round share the places below those who went further
+        (the semi-finals' losers ``3-4``, the quarter-finals' ``5-8``, ...: as many as lost in
+        that round); within a shared place, by seed. Empty until there is a champion."""
+        alive, _, decided = self.bracket(history)
+        if len(alive) != 1 or alive[0] is None:
+            return []
+        out: dict[int, list[int]] = {}
+        for rnd, a, b, w, _ in decided:
+            out.setdefault(rnd, []).append(b if w == a else a)
+        places: list[tuple[str, list[int]]] = [("1", [alive[0]])]
+        above = 1
+        for rnd in sorted(out, reverse=True):
+            lost = sorted(out[rnd], key=self.seed_of)
+            first, last = above + 1, above + len(lost)
+            places.append((str(first) if first == last else f"{first}-{last}", lost))
+            above = last
+        return places
 
     def pair_round(self, rnd: int, alive: list[int | None]) -> Play:
         """Round ``rnd`` between the slots ``alive`` (None: an empty slot, a bye for its pair)."""

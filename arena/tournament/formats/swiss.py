@@ -3,7 +3,8 @@
 - **Unit**: a table is played as ``games`` duplicate-dice groups (each: one seed under every seat
   rotation), and a group is worth at most 1 point (:mod:`.scoring`).
 - **Standings**: points so far (byes included), ties in a fixed order drawn from the tournament
-  seed (so round 1 is a seeded random draw).
+  seed (so round 1 is a seeded random draw).  The reported standing breaks ties by Buchholz
+  (:meth:`Swiss.buchholz`), and entries equal in both share the place.
 - **Byes**: when the field does not divide into tables (``entries % table size`` entries left
   over), the lowest-standing entries among those with the fewest byes sit out, each recorded as
   a bye worth :data:`BYE_POINTS` per duplicate group of a table (``games`` of them): the mean
@@ -196,22 +197,49 @@ class Swiss(Format):
         return order
 
     def standings(self, history: History) -> list[int]:
-        """Entries best first: points (byes included), then the seeded tie order."""
-        points, _ = group_points(m for m in history.matches)
-        for b in history.byes:
-            points[b.entry] = points.get(b.entry, 0.0) + b.points
+        """Entries best first as the pairing sees them: points (byes included), then the seeded
+        tie order (the report's final standing breaks ties by Buchholz first: :meth:`report`)."""
+        points = self.points(history)
         tie = {e: i for i, e in enumerate(self.tie_order())}
-        return sorted(range(self.settings.entries), key=lambda e: (-round(points.get(e, 0.0), 9), tie[e]))
+        return sorted(range(self.settings.entries), key=lambda e: (-round(points[e], 9), tie[e]))
 
-    def report(self, history: History, names: Sequence[str]) -> list[str]:
-        """The Swiss standings: points (byes included) by rank."""
+    def points(self, history: History) -> dict[int, float]:
+        """Every entry's Swiss points so far: its groups' points plus its byes."""
         points, _ = group_points(history.matches)
         for b in history.byes:
             points[b.entry] = points.get(b.entry, 0.0) + b.points
-        ranked = ", ".join(
-            f"{i}. {names[e]} {points.get(e, 0.0):g}" for i, e in enumerate(self.standings(history), 1)
-        )
-        return [f"Swiss points: {ranked}"]
+        return {e: points.get(e, 0.0) for e in range(self.settings.entries)}
+
+    def buchholz(self, history: History) -> dict[int, float]:
+        """The tie-break of the final standing: for every round an entry played, the mean points of
+        the opponents at its table (their points now); for a round it sat out (a bye), its own
+        points (the "virtual opponent" of chess's Swiss rules, so a bye neither helps nor hurts).
+        At two-player tables this is chess's Buchholz: the sum of the opponents' points."""
+        points = self.points(history)
+        tables: dict[tuple[int, int], tuple[int, ...]] = {}
+        for m in history.matches:
+            for e in m.seating:
+                tables[(e, m.round)] = m.seating
+        total = {e: 0.0 for e in range(self.settings.entries)}
+        for (e, _), seating in tables.items():
+            others = [o for o in seating if o != e]
+            total[e] += sum(points[o] for o in others) / len(others)
+        for b in history.byes:
+            total[b.entry] += points[b.entry]
+        return total
+
+    def report(self, history: History, names: Sequence[str]) -> list[str]:
+        """The Swiss standing: points (byes included), then Buchholz (:meth:`buchholz`); entries
+        equal in both share a place (standard competition ranking: 1, 2, 2, 4)."""
+        points = self.points(history)
+        bh = self.buchholz(history)
+        key = {e: (round(points[e], 9), round(bh[e], 9)) for e in points}
+        ranked = sorted(self.standings(history), key=lambda e: (-key[e][0], -key[e][1]))  # stable
+        parts = []
+        for e in ranked:
+            place = next(j for j, o in enumerate(ranked) if key[o] == key[e]) + 1
+            parts.append(f"{place}. {names[e]} {points[e]:g} (Buchholz {bh[e]:g})")
+        return [f"Swiss points: {', '.join(parts)}"]
 
     def next(self, history: History) -> Next:
         played = max((m.round for m in history.matches), default=0)

@@ -1,14 +1,48 @@
 """Formats whose whole schedule is known from the settings: round robin and gauntlet.
 
 They hand out everything at once (the first :meth:`next`), then wait until every match is done.
-Their schedules are exactly those of :mod:`arena.tournament.pairing`.
+Each table size's schedule is exactly that of :mod:`arena.tournament.pairing`; several sizes
+are interleaved (:func:`interleave`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from arena.tournament import pairing
 
 from .base import Finished, Format, FormatError, History, Next, Pairing, Play, Settings, Wait
+
+
+def interleave(schedules: Sequence[Sequence[Pairing]]) -> list[Pairing]:
+    """The table sizes' schedules merged group by group so that each stays as far along as the
+    others: the next group comes from the schedule whose share done would be the smallest after
+    it (ties to the earlier schedule).  A run stopped partway has played about the same share
+    of every table size, and within each size the order (seed-major, balanced) is kept.  A
+    duplicate group's matches stay together."""
+    groups: list[list[list[Pairing]]] = []
+    for schedule in schedules:
+        runs: list[list[Pairing]] = []
+        for p in schedule:
+            if runs and runs[-1][0].group == p.group:
+                runs[-1].append(p)
+            else:
+                runs.append([p])
+        groups.append(runs)
+    taken = [0] * len(groups)
+    out: list[Pairing] = []
+    while True:
+        left = [i for i, g in enumerate(groups) if taken[i] < len(g)]
+        if not left:
+            return out
+        i = min(left, key=lambda i: ((taken[i] + 1) / len(groups[i]), i))
+        out.extend(groups[i][taken[i]])
+        taken[i] += 1
+
+
+def _named(k: int, schedule: Sequence[pairing.Pairing]) -> list[Pairing]:
+    """One table size's schedule as the format's pairings, groups named ``<k>p-<group>``."""
+    return [Pairing(p.seed, f"{k}p-{p.group}", p.seating) for p in schedule]
 
 
 class _Fixed(Format):
@@ -45,11 +79,8 @@ class RoundRobin(_Fixed):
 
     def schedule(self) -> list[Pairing]:
         s = self.settings
-        out: list[Pairing] = []
-        for k in s.table_sizes:
-            for p in pairing.round_robin(s.entries, k, s.games, s.seed + k):
-                out.append(Pairing(p.seed, f"{k}p-{p.group}", p.seating))
-        return out
+        sizes = s.table_sizes
+        return interleave([_named(k, pairing.round_robin(s.entries, k, s.games, s.seed + k)) for k in sizes])
 
 
 class Gauntlet(_Fixed):
@@ -67,9 +98,6 @@ class Gauntlet(_Fixed):
 
     def schedule(self) -> list[Pairing]:
         s = self.settings
-        out: list[Pairing] = []
-        for k in s.table_sizes:
-            # seed + k, as a round robin: two table sizes' groups of one number do not share dice
-            for p in pairing.gauntlet(s.entries - 1, k, s.games, s.seed + k):
-                out.append(Pairing(p.seed, f"{k}p-{p.group}", p.seating))
-        return out
+        # seed + k, as a round robin: two table sizes' groups of one number do not share dice
+        field = s.entries - 1
+        return interleave([_named(k, pairing.gauntlet(field, k, s.games, s.seed + k)) for k in s.table_sizes])

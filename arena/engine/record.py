@@ -179,6 +179,8 @@ def _obj(line: str, n: int) -> dict[str, Any]:
         raise ReplayError(n, f"not JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}") from None
     except RecursionError:  # a line nested about a thousand deep: no record is, and json gave up
         raise ReplayError(n, "not a record line: JSON nested too deeply") from None
+    except ValueError:  # json refuses an integer of more than sys.get_int_max_str_digits() digits
+        raise ReplayError(n, "not a record line: a number with thousands of digits") from None
     if not isinstance(obj, dict):
         raise ReplayError(n, "expected a JSON object")
     return obj

@@ -252,6 +252,21 @@ def test_section6_non_json_line_is_rejected(record2: str) -> None:
     assert err.line == 5 and "expected a throw" in err.reason
 
 
+@pytest.mark.parametrize(("index", "key"), [(0, "seed"), (1, "seat"), (-1, "scores")])
+def test_section6_number_too_long_to_read_is_rejected(record2: str, index: int, key: str) -> None:
+    """An integer longer than Python's int-parsing limit (4,300 digits) made json raise a bare
+    ValueError: every command that reads a record (engine verify/show, replays
+    show/view/verify/analyse) ended in a traceback."""
+    lines = lines_of(record2)
+    number = "9" * 5000
+    obj = json.loads(lines[index])
+    obj[key] = 0  # a placeholder to put the number in as text
+    lines[index] = json.dumps(obj).replace(f'"{key}": 0', f'"{key}": {number}')
+    err = rejected(join(lines))
+    assert err.line == index % len(lines) + 1
+    assert err.reason == "not a record line: a number with thousands of digits"
+
+
 def test_section6_truncated_line_names_the_column_once(record2: str) -> None:
     lines = lines_of(record2)
     err = rejected(join([*lines[:4], '{"seat": 0, "act']))  # a record cut off mid-line

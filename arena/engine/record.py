@@ -324,9 +324,15 @@ def _some(entries: list[Any], shown: int = 10) -> str:
 def _check_result(state: State, obj: dict[str, Any], n: int) -> None:
     forfeits = obj.get("forfeits", [])
     if not isinstance(forfeits, list) or not all(
-        isinstance(f, dict) and isinstance(f.get("seat"), int) for f in forfeits
+        isinstance(f, dict) and isinstance(f.get("seat"), int) and not isinstance(f["seat"], bool)
+        for f in forfeits
     ):
         raise ReplayError(n, "forfeits must be a list of objects with a seat")
+    seats = [f["seat"] for f in forfeits]
+    if not all(0 <= s < state.players for s in seats) or len(set(seats)) != len(seats):
+        raise ReplayError(
+            n, f"forfeits name seats {seats!r}: each must be a different seat 0..{state.players - 1}"
+        )
     termination = obj.get("termination")
     if termination not in TERMINATIONS:
         raise ReplayError(n, f"termination must be one of {', '.join(TERMINATIONS)}")
@@ -340,6 +346,6 @@ def _check_result(state: State, obj: dict[str, Any], n: int) -> None:
     pts = list(scores(state))
     if obj.get("scores") != pts:
         raise ReplayError(n, f"scores {obj.get('scores')!r}, but the game gives {pts!r}")
-    expected = list(placings_with_forfeits(pts, [f["seat"] for f in forfeits]))
+    expected = list(placings_with_forfeits(pts, seats))
     if obj.get("placings") != expected:
         raise ReplayError(n, f"placings {obj.get('placings')!r}, expected {expected!r}")

@@ -25,6 +25,7 @@ from arena.engine import (
     render,
     replay,
 )
+from arena.engine.scoring import scores
 
 ARENA = Path(sys.executable).parent / "arena"
 
@@ -222,6 +223,20 @@ def test_section6_wrong_scores_placings_termination_are_rejected(record2: str) -
     other = "round-cap" if result["termination"] == "normal" else "normal"
     err = rejected(edit_line(record2, last, termination=other))
     assert err.line == last and "termination" in err.reason
+
+
+@pytest.mark.parametrize("seats", [[2], [-1], [True], [2**70], [0, 0]])
+def test_section6_forfeit_of_a_seat_the_game_has_not_is_rejected(record2: str, seats: list[object]) -> None:
+    """A result line naming a forfeited seat out of range was a traceback (IndexError) or, for
+    -1, True or a repeated seat, replayed as 'OK' with placings no game can have."""
+    lines = lines_of(record2)
+    state = replay(join(lines)).states[39]
+    pts = list(scores(state))
+    forged = {"scores": pts, "termination": "forfeit", "forfeits": [{"seat": s} for s in seats]}
+    for placings in ([1, 2], [2, 1], [1, 3], [3, 1], [2, 2], [1, 1]):
+        err = rejected(join([*lines[:40], json.dumps({**forged, "placings": placings})]))
+        assert err.line == 41
+        assert err.reason.startswith("forfeit")
 
 
 def test_section6_truncated_record_is_rejected(record2: str) -> None:

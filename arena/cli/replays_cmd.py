@@ -191,8 +191,9 @@ def _event_line(k: int, event: dict[str, Any], names: list[str]) -> str:
         f"seat {seat} ({names[seat]})" if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
     )
     extras = []
-    if "ms" in event:
-        extras.append(f"{float(event['ms']):.1f} ms")
+    ms = event.get("ms")
+    if isinstance(ms, int | float) and not isinstance(ms, bool):  # an extra: shown when it is a number
+        extras.append(f"{ms:.1f} ms")
     if event.get("forced"):
         extras.append("forced")
     if event.get("auto"):
@@ -586,7 +587,8 @@ class Navigator:
                 shown = ", ".join(legal[:12]) + (f", … ({len(legal)} in all)" if len(legal) > 12 else "")
                 out.append(f"legal: {shown}\n", style="dim")
         for f in rep.result.get("forfeits", []):
-            if int(f.get("at_event", 0)) <= k:
+            at = f.get("at_event", 0)  # an extra: a forfeit whose event is not a number shows at once
+            if type(at) is not int or at <= k:
                 out.append(f"seat {f.get('seat')} forfeited after event {f.get('at_event')}: ", style="red")
                 out.append(f"{f.get('reason')} — {f.get('detail', '')}\n", style="red")
         out.append("\n")

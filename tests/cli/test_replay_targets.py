@@ -97,3 +97,31 @@ def test_verify_takes_several_and_answers_in_the_order_given(played: Path) -> No
     assert "binary.jsonl is not UTF-8 text" in engine.stderr
     missing = run_arena(["engine", "verify", "game.jsonl", "nosuch.jsonl"], played)
     assert missing.returncode == 2 and "OK game.jsonl:" in missing.stdout and "nosuch.jsonl" in missing.stderr
+
+
+@pytest.mark.parametrize("value", ["abc", None, [1], {"a": 1}, True])
+def test_hand_edited_extras_are_ignored_not_a_traceback(played: Path, tmp_path: Path, value: object) -> None:
+    """The referee's extras (``ms`` of a decision, ``at_event`` of a forfeit) are not part of the
+    engine's check, so an edited file replays; 'show' then died on ``float("abc")`` and the
+    viewer on ``int(None)`` (ValueError/TypeError tracebacks).  What is not a number is not shown
+    (``ms``) or shows the forfeit from the start (``at_event``)."""
+    from arena.cli.replays_cmd import Navigator, _names
+    from arena.engine import replay
+
+    lines = (played / "game.jsonl").read_text(encoding="utf-8").splitlines()
+    decision = next(k for k, line in enumerate(lines) if '"action"' in line)
+    event = json.loads(lines[decision])
+    event["ms"] = value
+    lines[decision] = json.dumps(event)
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = _ok(run_arena(["replays", "show", str(edited)], played))
+    assert f"#{decision} seat " in run.stdout and "Traceback" not in run.stderr
+
+    rep = replay("\n".join(lines))
+    rep.result.update(forfeits=[{"seat": 1, "reason": "crashed", "at_event": value}])  # as if recorded
+    nav = Navigator(rep)
+    for step in range(nav.last + 1):
+        nav.step = step
+        shown = nav.screen(_names(rep), "edited").plain
+        assert "seat 1 forfeited" in shown

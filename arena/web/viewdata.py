@@ -16,6 +16,7 @@ Two rules keep what the page shows exact (format version 2):
 
 from __future__ import annotations
 
+import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final
 
@@ -107,8 +108,8 @@ def _event_view(index: int, event: dict[str, Any], before: State) -> dict[str, A
     out["phase"] = before.phase.label
     for key in MS_FIELDS:
         value = event.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            out[f"{key}_text"] = format_ms(value)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            out[f"{key}_text"] = format_ms(value)  # a record's NaN or Infinity gets no text
     try:
         action = parse_action(str(event.get("action")))
     except NotationError:

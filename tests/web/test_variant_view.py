@@ -83,3 +83,20 @@ def test_tournament_page_and_api_show_the_variant(tmp_path: Path, monkeypatch: p
     finally:
         server.stop()
         db.close()
+
+
+def test_view_data_of_a_time_that_is_not_finite() -> None:
+    """JSON records may hold NaN and Infinity (Python's json reads them, the engine's check
+    ignores the referee's times): a stored record with an "ms" of Infinity (edited; the referee
+    never writes one) made format_ms raise decimal.InvalidOperation, an unhandled error for the
+    page and for 'arena replays export --format json/html'.  Such a time gets no text."""
+    from arena.engine import make_policy, play_game
+
+    lines = play_game(3, [make_policy("greedy", 3, s) for s in range(2)]).record.splitlines()
+    k = next(i for i, line in enumerate(lines) if '"action"' in line)
+    event = json.loads(lines[k])
+    event.update(ms=float("inf"), cpu_ms=float("nan"), away_ms=2.25)
+    lines[k] = json.dumps(event)
+    shown = build_view("\n".join(lines) + "\n")["events"][k - 1]
+    assert "ms_text" not in shown and "cpu_ms_text" not in shown
+    assert shown["away_ms_text"] == "2.3"

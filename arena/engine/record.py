@@ -273,7 +273,7 @@ def _replay_decision(state: State, obj: dict[str, Any], n: int) -> State:
         raise ReplayError(n, f"a throw of {state.dice} dice is due, not a decision")
     if state.is_over:
         raise ReplayError(n, "the game is already over")
-    if isinstance(seat, bool) or seat != state.seat:
+    if type(seat) is not int or seat != state.seat:  # 1.0 or true is not the integer 1
         raise ReplayError(n, f"seat {seat!r} acts, but it is seat {state.seat}'s decision")
     if not isinstance(text, str):
         raise ReplayError(n, "an action must be text")
@@ -286,6 +286,11 @@ def _replay_decision(state: State, obj: dict[str, Any], n: int) -> State:
         expected = [str(a) for a in legal_actions(state)]
         if legal != expected:
             raise ReplayError(n, _legal_difference(legal, expected))
+    if "forced" in obj and (obj["forced"] is not True or len(legal_actions(state)) != 1):
+        count = len(legal_actions(state))
+        raise ReplayError(
+            n, f"'forced' is true alone, and only for a decision with one legal action ({count} here)"
+        )
     try:
         return apply(state, action)
     except (IllegalActionError, EngineError) as exc:
@@ -344,8 +349,14 @@ def _check_result(state: State, obj: dict[str, Any], n: int) -> None:
     elif termination != state.termination:
         raise ReplayError(n, f"termination {termination!r}, but the game ended {state.termination!r}")
     pts = list(scores(state))
-    if obj.get("scores") != pts:
+    if not _same_integers(obj.get("scores"), pts):
         raise ReplayError(n, f"scores {obj.get('scores')!r}, but the game gives {pts!r}")
     expected = list(placings_with_forfeits(pts, seats))
-    if obj.get("placings") != expected:
+    if not _same_integers(obj.get("placings"), expected):
         raise ReplayError(n, f"placings {obj.get('placings')!r}, expected {expected!r}")
+
+
+def _same_integers(given: Any, expected: list[int]) -> bool:
+    """Whether ``given`` is the list ``expected`` of JSON integers (``12.0`` and ``true`` compare
+    equal to ``12`` and ``1`` in Python, but they are not what the engine writes)."""
+    return given == expected and all(type(v) is int for v in given)

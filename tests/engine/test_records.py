@@ -239,6 +239,34 @@ def test_section6_forfeit_of_a_seat_the_game_has_not_is_rejected(record2: str, s
         assert err.reason.startswith("forfeit")
 
 
+def test_section6_numbers_of_another_json_type_are_rejected(record2: str) -> None:
+    """1.0 and true equal 1 in Python: a seat of 0.0, scores of 12.0 or placings of true
+    replayed as OK, though the engine writes none of them (rules.md §6.4: integers)."""
+    last = len(lines_of(record2))
+    result = json.loads(lines_of(record2)[-1])
+    err = rejected(edit_line(record2, 2, seat=0.0))
+    assert err.line == 2 and "seat 0.0 acts" in err.reason
+    err = rejected(edit_line(record2, last, scores=[float(s) for s in result["scores"]]))
+    assert err.line == last and err.reason.startswith("scores")
+    placings = [True if p == 1 else p for p in result["placings"]]
+    err = rejected(edit_line(record2, last, placings=placings))
+    assert err.line == last and err.reason.startswith("placings")
+
+
+def test_section6_forced_only_on_a_decision_with_one_legal_action(record2: str) -> None:
+    """'forced' (the viewers show it: the bot was not asked) was not checked: a real choice
+    marked forced replayed as OK."""
+    lines = lines_of(record2)
+    chosen = first_line(record2, lambda o: len(o.get("legal", [])) > 1)
+    err = rejected(edit_line(record2, chosen, forced=True))
+    assert err.line == chosen and "'forced'" in err.reason
+    one = first_line(record2, lambda o: o.get("forced") is True)
+    assert len(json.loads(lines[one - 1])["legal"]) == 1
+    err = rejected(edit_line(record2, one, forced=1))
+    assert err.line == one and "'forced'" in err.reason
+    replay(edit_line(record2, one, forced=True))  # as written
+
+
 def test_section6_truncated_record_is_rejected(record2: str) -> None:
     lines = lines_of(record2)
     err = rejected(join(lines[:-1]))

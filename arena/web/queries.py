@@ -437,11 +437,14 @@ def _rows(session: Session, matches: list[tuple[Match, str | None]]) -> list[Mat
 def list_matches(db: Database, filters: MatchFilters, *, page: int = 1, per_page: int = 50) -> Page[MatchRow]:
     """One page of matches: those not finished (running, queued: no finish time) first, then
     the newest finished (then by id, newest first).  The unfinished came last on SQLite and first
-    on PostgreSQL (where NULL sorts high), so a running match was on the last page of one."""
+    on PostgreSQL (where NULL sorts high), so a running match was on the last page of one.  A page
+    past the last one has no rows (and the total), however large its number."""
     check_page(page, per_page)
     with db.session() as session:
         conds = _conditions(session, filters)
         total = int(session.exec(select(func.count()).select_from(Match).where(*conds)).one())
+        if (page - 1) * per_page >= total:  # past the end: no query (an offset past 2**63 overflows)
+            return Page([], page, per_page, total)
         rows = session.exec(
             select(Match, Tournament.name)
             .outerjoin(Tournament, col(Tournament.id) == col(Match.tournament_id))
@@ -525,10 +528,13 @@ def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str], live
 
 
 def list_tournaments(db: Database, *, page: int = 1, per_page: int = 50) -> Page[TournamentRow]:
-    """One page of tournaments, newest first, with their matches counted by status."""
+    """One page of tournaments, newest first, with their matches counted by status (a page past the
+    last one: none, with the total)."""
     check_page(page, per_page)
     with db.session() as session:
         total = int(session.exec(select(func.count()).select_from(Tournament)).one())
+        if (page - 1) * per_page >= total:  # past the end: no query (an offset past 2**63 overflows)
+            return Page([], page, per_page, total)
         ts = session.exec(
             select(Tournament)
             .order_by(col(Tournament.id).desc())

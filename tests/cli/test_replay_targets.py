@@ -125,3 +125,13 @@ def test_hand_edited_extras_are_ignored_not_a_traceback(played: Path, tmp_path: 
         nav.step = step
         shown = nav.screen(_names(rep), "edited").plain
         assert "seat 1 forfeited" in shown
+
+
+def test_a_page_number_past_what_sqlite_holds_is_past_the_end(played: Path) -> None:
+    """'replays list --page 99999999999999999999' was an OverflowError traceback (the offset did
+    not fit SQLite's 64-bit integer); it is past the last page like any other."""
+    for page in ("99999999999999999999", "1000000000000000000"):
+        run = run_arena(["replays", "list", "--page", page], played)
+        assert run.returncode == 0, run.stderr
+        assert f"page {page} is past the last one: the one match makes page 1 at 20 a page" in run.stderr
+        assert "Traceback" not in run.stderr

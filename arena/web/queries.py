@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import ColumnElement, func, or_
+from sqlalchemy import ColumnElement, false, func, or_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -293,7 +293,10 @@ def _conditions(session: Session, f: MatchFilters) -> list[ColumnElement[bool]]:
             raise FilterError(f"status must be one of {', '.join(STATUSES)} or all, got {f.status!r}")
         conds.append(col(Match.status) == f.status)
     if f.tournament is not None:
-        conds.append(col(Match.tournament_id) == f.tournament)
+        if -(2**63) <= f.tournament < 2**63:
+            conds.append(col(Match.tournament_id) == f.tournament)
+        else:  # no tournament has it (binding it was an OverflowError): nothing, as for an unknown id
+            conds.append(false())
     if f.bot:
         ids = _version_ids(session, f.bot)
         # IN (uncorrelated subquery): SQLite builds the set once from the bot_version_id index;

@@ -135,3 +135,14 @@ def test_a_page_number_past_what_sqlite_holds_is_past_the_end(played: Path) -> N
         assert run.returncode == 0, run.stderr
         assert f"page {page} is past the last one: the one match makes page 1 at 20 a page" in run.stderr
         assert "Traceback" not in run.stderr
+
+
+def test_a_tournament_id_past_what_sqlite_holds_selects_nothing(played: Path) -> None:
+    """'replays list/verify --all --tournament 99999999999999999999' was an OverflowError
+    traceback; like any tournament that does not exist, it selects no match."""
+    listed = run_arena(["replays", "list", "--tournament", "99999999999999999999"], played)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    assert "no finished matches that match these filters" in listed.stderr
+    checked = run_arena(["replays", "verify", "--all", "--tournament", "99999999999999999999"], played)
+    assert checked.returncode == 0 and "Traceback" not in checked.stderr, checked.stderr
+    assert "verified 0 replays" in checked.stdout

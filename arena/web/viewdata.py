@@ -17,7 +17,7 @@ Two rules keep what the page shows exact (format version 2):
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any, Final
 
 from arena.engine import COLOURS, FACES, LOUNGERS, Rules, State, parse_action, reachable, replay, to_snapshot
@@ -45,9 +45,27 @@ def format_ms(value: float | int) -> str:
 
     The one rounding rule of the viewer: Python's ``f"{x:.1f}"`` rounds the binary double (1.25
     gives ``"1.2"``) and JavaScript's ``toFixed(1)`` differs again, so neither is used.
+    Any finite double is formatted (its digits all kept: 1e27 and beyond overflowed Decimal's
+    default 28-digit context); NaN, an infinity or an int too large for a double raise.
     """
     exact = Decimal(repr(float(value)))
-    return str(exact.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+    return str(exact.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP, context=_WIDE))
+
+
+_WIDE: Final = Context(prec=330, Emax=400, Emin=-400)
+"""Room for every finite double with one decimal (the largest has 309 digits before the point)."""
+
+
+def _ms_text(value: Any) -> str | None:
+    """:func:`format_ms` of a recorded time; None for what is not a number a double holds finitely
+    (a record is JSON: it may hold true, NaN, Infinity or a 400-digit integer)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return format_ms(number) if math.isfinite(number) else None
 
 
 SECRET_SEED = "(secret while the game is on)"
@@ -107,9 +125,9 @@ def _event_view(index: int, event: dict[str, Any], before: State) -> dict[str, A
     out["kind"] = "decision"
     out["phase"] = before.phase.label
     for key in MS_FIELDS:
-        value = event.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            out[f"{key}_text"] = format_ms(value)  # a record's NaN or Infinity gets no text
+        text = _ms_text(event.get(key))
+        if text is not None:
+            out[f"{key}_text"] = text
     try:
         action = parse_action(str(event.get("action")))
     except NotationError:

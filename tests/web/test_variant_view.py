@@ -100,3 +100,10 @@ def test_view_data_of_a_time_that_is_not_finite() -> None:
     shown = build_view("\n".join(lines) + "\n")["events"][k - 1]
     assert "ms_text" not in shown and "cpu_ms_text" not in shown
     assert shown["away_ms_text"] == "2.3"
+    # a double of 1e27 or more overflowed Decimal's 28 digits; an int past a double's range
+    event.update(ms=1e27, cpu_ms=-1e308, away_ms=10**400)
+    lines[k] = json.dumps(event)
+    shown = build_view("\n".join(lines) + "\n")["events"][k - 1]
+    assert shown["ms_text"] == "1" + "0" * 27 + ".0"
+    assert shown["cpu_ms_text"] == "-1" + "0" * 308 + ".0"
+    assert "away_ms_text" not in shown

@@ -192,7 +192,7 @@ def _event_line(k: int, event: dict[str, Any], names: list[str]) -> str:
     )
     extras = []
     ms = event.get("ms")
-    if isinstance(ms, int | float) and not isinstance(ms, bool):  # an extra: shown when it is a number
+    if isinstance(ms, float) or (type(ms) is int and abs(ms) < 2**1023):  # an extra: shown when a number
         extras.append(f"{ms:.1f} ms")
     if event.get("forced"):
         extras.append("forced")

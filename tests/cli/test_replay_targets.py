@@ -99,7 +99,7 @@ def test_verify_takes_several_and_answers_in_the_order_given(played: Path) -> No
     assert missing.returncode == 2 and "OK game.jsonl:" in missing.stdout and "nosuch.jsonl" in missing.stderr
 
 
-@pytest.mark.parametrize("value", ["abc", None, [1], {"a": 1}, True])
+@pytest.mark.parametrize("value", ["abc", None, [1], {"a": 1}, True, 10**400])
 def test_hand_edited_extras_are_ignored_not_a_traceback(played: Path, tmp_path: Path, value: object) -> None:
     """The referee's extras (``ms`` of a decision, ``at_event`` of a forfeit) are not part of the
     engine's check, so an edited file replays; 'show' then died on ``float("abc")`` and the
@@ -119,7 +119,8 @@ def test_hand_edited_extras_are_ignored_not_a_traceback(played: Path, tmp_path: 
     assert f"#{decision} seat " in run.stdout and "Traceback" not in run.stderr
 
     rep = replay("\n".join(lines))
-    rep.result.update(forfeits=[{"seat": 1, "reason": "crashed", "at_event": value}])  # as if recorded
+    at_event = None if type(value) is int else value  # a huge int is a (late) event number
+    rep.result.update(forfeits=[{"seat": 1, "reason": "crashed", "at_event": at_event}])  # as if recorded
     nav = Navigator(rep)
     for step in range(nav.last + 1):
         nav.step = step

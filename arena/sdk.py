@@ -145,7 +145,9 @@ class Decision:
     ``move_time`` and ``bank`` are the request's clock fields in seconds: the time for this
     decision before the bank is touched, and what is left of the bank (both 0 without limits).
     ``received`` is the ``time.monotonic()`` of the request's arrival: the referee's clock for
-    the decision started a little earlier (the transport, well under a millisecond locally).
+    the decision started a little earlier (the transport, well under a millisecond locally).  For
+    the match's first request read after set-up hooks that overran ``Welcome.setup_ms`` it is
+    when the referee stopped waiting for them, so :meth:`time_left` counts the overrun.
     """
 
     request_id: int
@@ -339,6 +341,11 @@ async def _play_stream(bot: Bot, stub: PlayStub, token: str, progress: _Progress
     # The Hello goes out after the Welcome, not before it: a stream the referee answers with a
     # Goodbye alone may already be finished, and writing into a finished call fails (INTERNAL).
     goodbye = False
+    # After set-up hooks that overran Welcome.setup_ms: the time.monotonic() at which the referee
+    # stopped waiting and started the match.  The bot's first request may have waited since then
+    # with its clock running; the SDK times that decision from there (an upper bound on what the
+    # referee charges: a seat asked later had its clock started later).
+    first_clock_by: float | None = None
     try:
         while True:
             message = await call.read()
@@ -346,9 +353,11 @@ async def _play_stream(bot: Bot, stub: PlayStub, token: str, progress: _Progress
                 break
             kind = message.WhichOneof("message")
             if kind == "request":
-                await call.write(_answer(bot, message.request))
+                await call.write(_answer(bot, message.request, first_clock_by))
+                first_clock_by = None
             elif kind == "welcome":
                 w = message.welcome
+                welcomed = time.monotonic()
                 resumed = progress.in_match and progress.match_id == w.match_id  # a reconnect
                 progress.in_match, progress.match_id = True, w.match_id
                 await call.write(pb.BotMessage(hello=pb.Hello(name=bot.name, version=bot.version)))
@@ -358,6 +367,8 @@ async def _play_stream(bot: Bot, stub: PlayStub, token: str, progress: _Progress
                     bot.setup(w)
                     if w.setup_ms > 0:  # a referee that offers the wait understands Ready
                         await call.write(pb.BotMessage(ready=pb.Ready()))
+                        started = welcomed + w.setup_ms / 1000
+                        first_clock_by = started if time.monotonic() > started else None
             elif kind == "result":
                 progress.in_match = False
                 bot.on_match_end(message.result)
@@ -389,8 +400,15 @@ def _start_match(bot: Bot, w: pb.Welcome, *, fresh: bool) -> None:
         bot.rng = random.Random(w.bot_seed)
 
 
-def _answer(bot: Bot, request: pb.DecisionRequest) -> pb.BotMessage:
+def _answer(bot: Bot, request: pb.DecisionRequest, clock_by: float | None = None) -> pb.BotMessage:
+    """Ask the bot for its action on ``request``.  ``clock_by``: the earliest time.monotonic() at
+    which the referee's clock for this request can have started, given when it was read late
+    (the match's first request after set-up hooks that overran ``setup_ms``); the
+    :class:`Decision` is timed from it, so ``time_left()`` counts the overrun, as the referee
+    does, instead of promising the full move time."""
     received = time.monotonic()
+    if clock_by is not None:
+        received = min(received, clock_by)
     state = state_from_pb(request.state, bot.rules)
     legal = tuple(parse_action(a) for a in request.legal_actions)
     events = tuple(event_from_pb(e) for e in request.events)

@@ -15,9 +15,9 @@ NOTES: list[tuple[str, int, float, float]] = []  # (match id, request id, in, ou
 _answer = sdk._answer
 
 
-def _timed_answer(bot, request):
+def _timed_answer(bot, request, *rest):
     t = time.monotonic()
-    message = _answer(bot, request)
+    message = _answer(bot, request, *rest)
     NOTES.append((bot.match_id, request.request_id, t, time.monotonic()))
     return message
 

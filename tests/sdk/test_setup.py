@@ -62,6 +62,10 @@ def test_setup_beyond_the_allowance_starts_the_match_and_counts(
     assert not result.forfeits
     assert records(record)[1]["setup_ms"] == 500
     assert 700 < _first_think_ms(result.replay, 0) < 2500
+    # The bot's clock agrees: its first request waited about 1 s, so ``time_left()`` is about
+    # 2 s, not the full 3 s (it used to be timed from when the SDK read the request).
+    first = next(ln for ln in records(record) if ln["hook"] == "choose")
+    assert 1.0 < first["time_left"] < 2.4, first["time_left"]
 
 
 async def _raw_client(address: str, token: str, *, promise: bool, ready_after: float) -> dict[str, Any]:

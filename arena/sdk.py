@@ -257,7 +257,11 @@ def _arguments(argv: Sequence[str] | None) -> Connection:
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
     """Connect and play until the referee says goodbye.  Returns the process exit status and
-    exits with it when called as the main entry point (``sys.exit(run(bot))`` is not needed)."""
+    exits with it when called as the main entry point (``sys.exit(run(bot))`` is not needed).
+
+    Raises :class:`TypeError` before connecting when ``bot`` is not a :class:`Bot` instance
+    (``run(MyBot)`` instead of ``run(MyBot())``) or its class does not override ``choose``."""
+    _check_bot(bot)
     code = asyncio.run(_play(bot, _arguments(argv)))
     if argv is None:
         sys.exit(code)
@@ -266,8 +270,28 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
 
 def play(bot: Bot, address: str, token: str, **options: Any) -> int:
     """Play streams on ``token`` until a goodbye (0) or a refusal (2); ``options`` are the other
-    :class:`Connection` fields (``tls_ca``, ``tls_server_name``, ``reconnect``)."""
+    :class:`Connection` fields (``tls_ca``, ``tls_server_name``, ``reconnect``).  Raises
+    :class:`TypeError` as :func:`run` does for a bot that cannot play."""
+    _check_bot(bot)
     return asyncio.run(_play(bot, Connection(address, token, **options)))
+
+
+def _check_bot(bot: object) -> None:
+    """Refuse, before the bot connects (its process exits, "crashed" with this line), what can
+    only fail later with a confusing error: a class instead of an instance (its hooks would be
+    called unbound: "on_match_start() missing 1 required positional argument"), anything that
+    is not a :class:`Bot`, or a Bot without ``choose`` (a misspelt ``def chose``)."""
+    if isinstance(bot, type):
+        raise TypeError(f"run() takes a bot instance: run({bot.__name__}()), not the class {bot.__name__}")
+    if not isinstance(bot, Bot):
+        raise TypeError(
+            f"run() takes an instance of a subclass of arena.sdk.Bot, "
+            f"not {_shown(bot)} ({type(bot).__name__})"
+        )
+    if type(bot).choose is Bot.choose:
+        raise TypeError(
+            f"{type(bot).__name__} does not define choose(self, state, legal): a bot must (is it misspelt?)"
+        )
 
 
 class _Dropped(Exception):
@@ -422,4 +446,18 @@ def _answer(bot: Bot, request: pb.DecisionRequest, clock_by: float | None = None
         request,
     )
     action = bot.choose(state, legal)
+    if not isinstance(action, Action | str):
+        # str() of anything makes some text, which the referee could only judge "malformed
+        # action 'None'": say here what the bot did wrong (the bot exits: "crashed", with this line).
+        raise TypeError(
+            f"{type(bot).__name__}.choose returned {_shown(action)} ({type(action).__name__}): "
+            "it must return one of the legal actions it was given (an Action) or its text, "
+            "such as 'stop' (did a branch of choose forget its return?)"
+        )
     return pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=str(action)))
+
+
+def _shown(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -410,8 +410,8 @@ async def _play_stream(bot: Bot, stub: PlayStub, token: str, progress: _Progress
 
 
 def _start_match(bot: Bot, w: pb.Welcome, *, fresh: bool) -> None:
-    """Set the bot's per-match attributes from a Welcome (the generator only for a new match, so
-    that a reconnect does not restart its sequence)."""
+    """Set the bot's per-match attributes from a Welcome (the generator, and ``decision`` to
+    None, only for a new match, so that a reconnect does not restart its sequence)."""
     bot.seat, bot.players, bot.match_id = w.seat, w.players, w.match_id
     bot.seating = tuple(w.seating)
     bot.welcome = w
@@ -422,6 +422,7 @@ def _start_match(bot: Bot, w: pb.Welcome, *, fresh: bool) -> None:
     if fresh:
         bot.bot_seed = w.bot_seed
         bot.rng = random.Random(w.bot_seed)
+        bot.decision = None  # a kept-running bot's last decision belongs to its previous match
 
 
 def _answer(bot: Bot, request: pb.DecisionRequest, clock_by: float | None = None) -> pb.BotMessage:

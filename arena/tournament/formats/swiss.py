@@ -8,12 +8,14 @@
 - **Byes**: when the field does not divide into tables (``entries % table size`` entries left
   over), the lowest-standing entries among those with the fewest byes sit out, each recorded as
   a bye worth :data:`BYE_POINTS` per duplicate group of a table (``games`` of them): the mean
-  score of a table, neither a reward nor a penalty.
+  score of a table, neither a reward nor a penalty.  An odd field at two-player tables (with
+  no more rounds than bots) pairs its bye as a table against a :data:`PHANTOM` entry below
+  everyone, so the look-ahead below keeps byes and pairings new together.
 - **Pairing**: tables are filled from the top of the standings, with as few repeat pairings
   (two entries that already shared a table) as a bounded search can find: none where avoidable
   for small fields; beyond the search budget, a greedy table-by-table fill.  At two-player
-  tables of an even field with no more rounds than bots - 1, a round is also paired so that the
-  rounds still to come can all be new (a look-ahead within the same budget).
+  tables with no more rounds than a round robin has (bots - 1, or bots when odd), a round is also
+  paired so that the rounds still to come can all be new (a look-ahead within the same budget).
 - **Rounds**: ``rounds`` (default ``ceil(log2(entries))``); a round is handed out when every
   match of the previous one is done.
 """
@@ -35,6 +37,8 @@ BYE_POINTS = 0.5
 """A bye's points per duplicate group of a table: the mean score of a group (its points add up to
 half the seats at every table size), so a bye is worth ``games * BYE_POINTS``."""
 SEARCH_BUDGET = 20_000  # tables tried by the exact search before the greedy fill takes over
+PHANTOM = -1
+"""The entry an odd two-player field's bye is paired with (no real entry has a negative number)."""
 
 
 class _OutOfBudget(Exception):
@@ -256,11 +260,22 @@ class Swiss(Format):
         k = s.table_sizes[0]
         order = self.standings(history)
         bye_count = Counter(b.entry for b in history.byes)
-        sitting = choose_byes(order, s.entries % k, bye_count)
         met = _met(m.seating for m in history.matches)
-        # two-player tables of an even field: keep the rounds still to come new while they can be
-        fresh_after = self.rounds - rnd if k == 2 and not sitting and self.rounds < s.entries else 0
-        tables = pair_tables([e for e in order if e not in sitting], k, met, fresh_after=fresh_after)
+        if k == 2 and s.entries % 2 and self.rounds <= s.entries:
+            # An odd two-player field: the bye is a table against a phantom entry below everyone,
+            # met by whoever already sat out, so the look-ahead keeps the rounds still to come new,
+            # their byes included (a round robin's worth of rounds: every bot sits out once).
+            tables = pair_tables(
+                [*order, PHANTOM], 2, met | {frozenset((PHANTOM, e)) for e in bye_count},
+                fresh_after=self.rounds - rnd,
+            )  # fmt: skip
+            sitting = [e for t in tables if PHANTOM in t for e in t if e != PHANTOM]
+            tables = [t for t in tables if PHANTOM not in t]
+        else:
+            sitting = choose_byes(order, s.entries % k, bye_count)
+            # two-player tables of an even field: keep the rounds still to come new while they can be
+            fresh_after = self.rounds - rnd if k == 2 and not sitting and self.rounds < s.entries else 0
+            tables = pair_tables([e for e in order if e not in sitting], k, met, fresh_after=fresh_after)
         pairings = []
         for game in range(s.games):
             for t, table in enumerate(tables):

@@ -214,6 +214,29 @@ def test_a_bye_counts_as_an_opponent_with_the_entrys_own_points_and_equals_share
     assert line.startswith("Swiss points: 1. ") and line.count("1. ") == 3, line
 
 
+def test_buchholz_of_a_tournament_in_progress_counts_only_rounds_played() -> None:
+    """Round 2 is handed out but not played (queued, one match running): its opponents add
+    nothing to Buchholz yet; a round counts once one of the entry's matches in it is done."""
+    fmt = Swiss(Settings(4, (2,), 1, seed=3, rounds=3))
+    round_1 = (
+        _finished(1, "s1t0g0", (0, 1), (1, 2)),  # a beats b
+        _finished(1, "s1t1g0", (2, 3), (1, 2)),  # c beats d
+    )
+    queued = (
+        Recorded(0, 2, "s2t0g0", 1, (0, 2), "running"),
+        Recorded(0, 2, "s2t0g0", 1, (2, 0), "queued"),
+        Recorded(0, 2, "s2t1g0", 1, (1, 3), "queued"),
+        Recorded(0, 2, "s2t1g0", 1, (3, 1), "queued"),
+    )
+    # after round 1: a 1, b 0, c 1, d 0; Buchholz a 0 (b), b 1 (a), c 0 (d), d 1 (c)
+    assert fmt.buchholz(History(round_1 + queued)) == {0: 0.0, 1: 1.0, 2: 0.0, 3: 1.0}
+    # one match of a-c done (a won it): a's and c's round 2 count, b's and d's not yet
+    half = (_finished(2, "s2t0g0", (0, 2), (1, 2)), queued[1], *queued[2:])
+    points = fmt.points(History(round_1 + half))
+    assert points == {0: 1.5, 1: 0.0, 2: 1.0, 3: 0.0}
+    assert fmt.buchholz(History(round_1 + half)) == {0: 0.0 + 1.0, 1: 1.5, 2: 0.0 + 1.5, 3: 1.0}
+
+
 @pytest.mark.parametrize("k", [3, 4])
 def test_buchholz_at_larger_tables_is_the_mean_of_the_tables_opponents(k: int) -> None:
     fmt = make("swiss", Settings(2 * k, (k,), 2, seed=9, rounds=3))

@@ -218,10 +218,16 @@ class Swiss(Format):
         """The tie-break of the final standing: for every round an entry played, the mean points of
         the opponents at its table (their points now); for a round it sat out (a bye), its own
         points (the "virtual opponent" of chess's Swiss rules, so a bye neither helps nor hurts).
-        At two-player tables this is chess's Buchholz: the sum of the opponents' points."""
+        At two-player tables this is chess's Buchholz: the sum of the opponents' points.
+
+        A round counts as played once one of the entry's matches in it is done (finished or
+        failed): a round handed out but not yet played adds nothing, so the standing of a
+        tournament in progress is not moved by the opponents it has yet to meet."""
         points = self.points(history)
         tables: dict[tuple[int, int], tuple[int, ...]] = {}
         for m in history.matches:
+            if not m.done:
+                continue
             for e in m.seating:
                 tables[(e, m.round)] = m.seating
         total = {e: 0.0 for e in range(self.settings.entries)}

@@ -107,7 +107,8 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
     )
     assert cross.byes_text.startswith("round 1: ") and f"byes: {cross.byes_text}" in shown.stdout
     assert re.fullmatch(r"round 1: [a-e] \(0\.5 points\), round 2: [a-e] \(0\.5 points\)", cross.byes_text)
-    assert "Swiss points: 1. a 2 (Buchholz " in shown.stdout  # a won both its rounds (or had a bye in one)
+    # a won both its rounds (or had a bye in one); one line per bot under a heading
+    assert "  Swiss standing after round 2 of 2: points, then Buchholz\n  1. a 2 (Buchholz " in shown.stdout
     first_row = next(line for line in shown.stdout.splitlines() if "1 a" in line)
     assert cross.totals[0].text in first_row
 
@@ -119,7 +120,7 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
     assert f'<dd id="byes">{cross.byes_text}</dd>' in page
     assert (
         'id="cross-table"' in page
-        and "Swiss points: 1. a 2 (Buchholz " in page
+        and '<dd class="format-report">1. a 2 (Buchholz ' in page
         and f"<td>{cross.totals[0].text}</td>" in page
     )
 

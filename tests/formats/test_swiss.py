@@ -189,11 +189,13 @@ def test_the_final_standing_breaks_ties_by_buchholz_and_shares_what_stays_equal(
     assert fmt.points(history) == {0: 2.0, 1: 0.5, 2: 1.0, 3: 0.5}
     assert fmt.standings(history) == [0, 2, 3, 1]  # the pairing's order: d before b by the seed
     assert fmt.buchholz(history) == {0: 1.5, 1: 2.5, 2: 2.5, 3: 1.5}
-    [line] = fmt.report(history, ["a", "b", "c", "d"])
-    assert line == (
-        "Swiss points: 1. a 2 (Buchholz 1.5), 2. c 1 (Buchholz 2.5), 3. b 0.5 (Buchholz 2.5), "
-        "4. d 0.5 (Buchholz 1.5)"
-    )
+    assert fmt.report(history, ["a", "b", "c", "d"]) == [
+        "Swiss standing after round 2 of 2: points, then Buchholz",
+        "1. a 2 (Buchholz 1.5)",
+        "2. c 1 (Buchholz 2.5)",
+        "3. b 0.5 (Buchholz 2.5)",
+        "4. d 0.5 (Buchholz 1.5)",
+    ]
 
 
 def test_a_bye_counts_as_an_opponent_with_the_entrys_own_points_and_equals_share_a_place() -> None:
@@ -206,12 +208,18 @@ def test_a_bye_counts_as_an_opponent_with_the_entrys_own_points_and_equals_share
     )
     assert fmt.buchholz(history) == {0: 0.0, 1: 1.0, 2: 0.5}
     assert fmt.report(history, ["a", "b", "c"]) == [
-        "Swiss points: 1. a 1 (Buchholz 0), 2. c 0.5 (Buchholz 0.5), 3. b 0 (Buchholz 1)"
+        "Swiss standing after round 1 of 1: points, then Buchholz",
+        "1. a 1 (Buchholz 0)",
+        "2. c 0.5 (Buchholz 0.5)",
+        "3. b 0 (Buchholz 1)",
     ]
     # a and b share their game's place: all three have ½ point and ½ Buchholz, so all share 1st
     tied = History((_finished(1, "s1t0g0", (0, 1), (1, 1)),), (Bye(1, 2, BYE_POINTS),))
-    [line] = fmt.report(tied, ["a", "b", "c"])
-    assert line.startswith("Swiss points: 1. ") and line.count("1. ") == 3, line
+    assert sorted(fmt.report(tied, ["a", "b", "c"])[1:]) == [
+        "1. a 0.5 (Buchholz 0.5)",
+        "1. b 0.5 (Buchholz 0.5)",
+        "1. c 0.5 (Buchholz 0.5)",
+    ]
 
 
 def test_buchholz_of_a_tournament_in_progress_counts_only_rounds_played() -> None:
@@ -237,6 +245,33 @@ def test_buchholz_of_a_tournament_in_progress_counts_only_rounds_played() -> Non
     assert fmt.buchholz(History(round_1 + half)) == {0: 0.0 + 1.0, 1: 1.5, 2: 0.0 + 1.5, 3: 1.0}
 
 
+def test_the_standing_says_which_round_it_stands_at_one_line_per_bot() -> None:
+    """The heading says after which round (or in which round still in play) the standing is,
+    and each bot has a line of its own (one line for the whole field ran to hundreds of
+    characters)."""
+    fmt = Swiss(Settings(4, (2,), 1, seed=3, rounds=3))
+    round_1 = (
+        _finished(1, "s1t0g0", (0, 1), (1, 2)),  # a beats b
+        _finished(1, "s1t1g0", (2, 3), (1, 1)),  # c and d share the place
+    )
+    names = ["a", "b", "c", "d"]
+    assert fmt.report(History(round_1), names) == [
+        "Swiss standing after round 1 of 3: points, then Buchholz",
+        "1. a 1 (Buchholz 0)",
+        "2. c 0.5 (Buchholz 0.5)",
+        "2. d 0.5 (Buchholz 0.5)",
+        "4. b 0 (Buchholz 1)",
+    ]
+    in_play = (
+        *round_1,
+        _finished(2, "s2t0g0", (0, 2), (1, 2)),
+        Recorded(0, 2, "s2t0g0", 1, (2, 0), "queued"),
+    )
+    assert fmt.report(History(in_play), names)[0] == (
+        "Swiss standing in round 2 of 3 (still in play; its finished matches count): points, then Buchholz"
+    )
+
+
 @pytest.mark.parametrize("k", [3, 4])
 def test_buchholz_at_larger_tables_is_the_mean_of_the_tables_opponents(k: int) -> None:
     fmt = make("swiss", Settings(2 * k, (k,), 2, seed=9, rounds=3))
@@ -249,5 +284,5 @@ def test_buchholz_at_larger_tables_is_the_mean_of_the_tables_opponents(k: int) -
             for e in table:
                 expected[e] += sum(points[o] for o in table if o != e) / (k - 1)
     assert fmt.buchholz(history) == pytest.approx(expected)
-    [line] = fmt.report(history, [chr(97 + e) for e in range(2 * k)])
-    assert line.count("Buchholz") == 2 * k
+    lines = fmt.report(history, [chr(97 + e) for e in range(2 * k)])
+    assert len(lines) == 1 + 2 * k and all("(Buchholz " in line for line in lines[1:])

@@ -239,17 +239,24 @@ class Swiss(Format):
         return total
 
     def report(self, history: History, names: Sequence[str]) -> list[str]:
-        """The Swiss standing: points (byes included), then Buchholz (:meth:`buchholz`); entries
-        equal in both share a place (standard competition ranking: 1, 2, 2, 4)."""
+        """The Swiss standing: a heading that says which round it stands at (after the last round
+        handed out, or in it while it is still in play: its finished matches count), then one
+        line per entry, best first, by points (byes included), then Buchholz (:meth:`buchholz`);
+        entries equal in both share a place (standard competition ranking: 1, 2, 2, 4)."""
         points = self.points(history)
         bh = self.buchholz(history)
         key = {e: (round(points[e], 9), round(bh[e], 9)) for e in points}
         ranked = sorted(self.standings(history), key=lambda e: (-key[e][0], -key[e][1]))  # stable
-        parts = []
+        handed = max([0, *(m.round for m in history.matches), *(b.round for b in history.byes)])
+        if any(not m.done for m in history.matches):
+            when = f"in round {handed} of {self.rounds} (still in play; its finished matches count)"
+        else:
+            when = f"after round {handed} of {self.rounds}"
+        lines = [f"Swiss standing {when}: points, then Buchholz"]
         for e in ranked:
             place = next(j for j, o in enumerate(ranked) if key[o] == key[e]) + 1
-            parts.append(f"{place}. {names[e]} {points[e]:g} (Buchholz {bh[e]:g})")
-        return [f"Swiss points: {', '.join(parts)}"]
+            lines.append(f"{place}. {names[e]} {points[e]:g} (Buchholz {bh[e]:g})")
+        return lines
 
     def next(self, history: History) -> Next:
         played = max((m.round for m in history.matches), default=0)

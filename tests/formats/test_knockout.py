@@ -69,7 +69,7 @@ def test_single_elimination_to_one_winner(n: int, games: int, data: st.DataObjec
         assert es == sorted(es, key=fmt.seed_of)
         assert label == (f"{above + 1}" if len(es) == 1 else f"{above + 1}-{above + len(es)}")
         above += len(es)
-    shown = ", ".join(f"{lab}. {', '.join(f'e{e}' for e in es)}" for lab, es in places)
+    shown = "; ".join(f"{lab}. {', '.join(f'e{e}' for e in es)}" for lab, es in places)
     assert report[-1] == f"places: {shown}"
     if n >= 4:  # the semi-finals' two losers share 3-4 (or one loser: 3)
         assert places[1][0] == "2" and places[2][0] in ("3", "3-4")
@@ -79,6 +79,14 @@ def _finished(
     rnd: int, group: str, seating: tuple[int, int], placings: tuple[int, int], scores: tuple[int, int]
 ) -> Recorded:
     return Recorded(0, rnd, group, 1, seating, "finished", placings, scores)
+
+
+def test_places_are_apart_from_the_entries_sharing_one() -> None:
+    """Five entries (three byes): the places line keeps places apart by "; " and the entries of
+    a shared place by ", " (with ", " for both, "3-4. c, d, 5. e" read as one list)."""
+    fmt = make("knockout", Settings(5, (2,), 1, seed=2))
+    history, _ = run(fmt, by_strength([5.0, 4.0, 3.0, 2.0, 1.0]))  # the better seed wins every pairing
+    assert fmt.report(history, ["a", "b", "c", "d", "e"])[-1] == "places: 1. a; 2. b; 3-4. c, d; 5. e"
 
 
 def test_ties_go_to_the_higher_score_then_the_better_seed() -> None:

@@ -131,14 +131,17 @@ class Knockout(Format):
         return alive, rnd, decided
 
     def report(self, history: History, names: Sequence[str]) -> list[str]:
-        """Each decided pairing by round, and the champion once there is one."""
+        """Each decided pairing by round, and once there is a champion, the champion and the
+        places (:meth:`places`: ``places: 1. a; 2. b; 3-4. c, d``)."""
         alive, _, decided = self.bracket(history)
         lines = [
             f"round {r}: {names[w]} beat {names[b if w == a else a]}, {how}" for r, a, b, w, how in decided
         ]
         if len(alive) == 1 and alive[0] is not None:
             lines.append(f"champion: {names[alive[0]]}")
-            lines.append("places: " + ", ".join(
+            # places apart by "; ", the entries of a shared place by ", " (one separator for
+            # both read "3-4. c, d, 5. e" as if d and 5. e were alike)
+            lines.append("places: " + "; ".join(
                 f"{place}. {', '.join(names[e] for e in entries)}" for place, entries in self.places(history)
             ))  # fmt: skip
         return lines

@@ -35,6 +35,7 @@ from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.formats import CONTINUOUS
 from arena.tournament.formats.swiss import default_rounds
+from arena.tournament.pull import NotPullableError, format_of
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
@@ -180,9 +181,10 @@ def _create(
     except TournamentConfigError as exc:
         raise fail(str(exc), 2) from None
     assert t.id is not None
-    total = sum(status_counts(db, t.id).values())
     where = "sandboxed" if sandbox else "NOT sandboxed"
-    typer.echo(f"tournament {t.id}: {t.name}, {total} matches, seed {t.seed}, bots {where}", err=True)
+    typer.echo(
+        f"tournament {t.id}: {t.name}, {_matches_text(db, t.id)}, seed {t.seed}, bots {where}", err=True
+    )
     if seeding == "rating" and fmt == "knockout":
         typer.echo(_seeds_line(t), err=True)
     if fmt == "swiss" and tables.isdigit():  # the default rounds too (4 bots at a 4-player table: 2)
@@ -192,6 +194,20 @@ def _create(
         if note:
             typer.echo(note, err=True)
     return t.id
+
+
+def _matches_text(db: Database, tournament_id: int) -> str:
+    """How many matches a just-created tournament has queued: ``40 matches`` for a schedule stored
+    whole; for a format that makes its rounds as it goes (Swiss, knockout) ``4 matches queued
+    (round 1), 12 in all`` (the bare count of round 1 read as the whole tournament's)."""
+    total = sum(status_counts(db, tournament_id).values())
+    try:
+        planned = format_of(db, tournament_id)[0].planned()
+    except NotPullableError:
+        planned = None
+    if planned is None or planned == total:
+        return f"{total} matches"
+    return f"{total} matches queued (round 1), {planned} in all"
 
 
 def _repeat_note(bots: int, size: int, rounds: int) -> str | None:

@@ -330,3 +330,21 @@ def test_the_swiss_note_keeps_quiet_while_new_rounds_can_exist(bots: int, size: 
     """Fields where ``fresh`` new rounds exist (9 bots in triples: an affine plane, 4 rounds)."""
     assert _repeat_note(bots, size, fresh) is None
     assert f"at most {fresh} round" in (_repeat_note(bots, size, fresh + 1) or "")
+
+
+def test_create_says_a_swiss_or_knockout_queues_round_1_of_more(
+    sqlite_url: str, tmp_path: Path, arena_home: Path
+) -> None:
+    """A Swiss (or knockout) stores round 1 only: 'create' said '4 matches' of a 12-match Swiss,
+    read as the whole tournament. A round robin's stored schedule is the whole of it."""
+    db = Database(sqlite_url)
+    _field(db, tmp_path / "bots")
+    db.close()
+    swiss = ("tournament", "create", *NAMES, "--format", "swiss", "--games", "1", "--seed", "1")
+    out = cli_inproc(arena_home, sqlite_url, *swiss)
+    assert ", 4 matches queued (round 1), 12 in all, seed 1," in out.stderr, out.stderr
+    knockout = ("tournament", "create", *NAMES, "--format", "knockout", "--games", "1", "--seed", "1")
+    out = cli_inproc(arena_home, sqlite_url, *knockout)
+    assert ", 2 matches queued (round 1), 8 in all, seed 1," in out.stderr, out.stderr
+    out = cli_inproc(arena_home, sqlite_url, "tournament", "create", *NAMES, "--games", "1", "--seed", "1")
+    assert ", 20 matches, seed 1," in out.stderr, out.stderr

@@ -93,10 +93,9 @@ class TreeCpu:
             # read again every time: a child seen between its fork and its exec still shows its
             # parent's command line, and is filed by the program it then runs
             cmdline = _cmdline(pid)
-            if cmdline and cmdline != self._cmdlines.get(pid):
+            if (cmdline and cmdline != self._cmdlines.get(pid)) or pid not in self._kind:
                 self._cmdlines[pid] = cmdline
                 self._kind[pid] = self.classify(pid, self.root, cmdline)
-            self._kind.setdefault(pid, self.classify(pid, self.root, cmdline))
         for pid in list(self._tree):
             try:
                 tids = os.listdir(f"/proc/{pid}/task")

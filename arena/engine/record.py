@@ -282,14 +282,14 @@ def _replay_decision(state: State, obj: dict[str, Any], n: int) -> State:
     except NotationError as exc:
         raise ReplayError(n, str(exc)) from None
     legal = obj.get("legal")
+    actions = legal_actions(state) if legal is not None or "forced" in obj else ()
     if legal is not None:
-        expected = [str(a) for a in legal_actions(state)]
+        expected = [str(a) for a in actions]
         if legal != expected:
             raise ReplayError(n, _legal_difference(legal, expected))
-    if "forced" in obj and (obj["forced"] is not True or len(legal_actions(state)) != 1):
-        count = len(legal_actions(state))
+    if "forced" in obj and (obj["forced"] is not True or len(actions) != 1):
         raise ReplayError(
-            n, f"'forced' is true alone, and only for a decision with one legal action ({count} here)"
+            n, f"'forced' is true alone, and only for a decision with one legal action ({len(actions)} here)"
         )
     try:
         return apply(state, action)

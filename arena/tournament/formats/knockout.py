@@ -141,9 +141,9 @@ class Knockout(Format):
             lines.append(f"champion: {names[alive[0]]}")
             # places apart by "; ", the entries of a shared place by ", " (one separator for
             # both read "3-4. c, d, 5. e" as if d and 5. e were alike)
-            lines.append("places: " + "; ".join(
-                f"{place}. {', '.join(names[e] for e in entries)}" for place, entries in self.places(history)
-            ))  # fmt: skip
+            places = self._places(alive, decided)
+            shown = "; ".join(f"{p}. {', '.join(names[e] for e in es)}" for p, es in places)
+            lines.append(f"places: {shown}")
         return lines
 
     def places(self, history: History) -> list[tuple[str, list[int]]]:
@@ -152,6 +152,12 @@ class Knockout(Format):
         (the semi-finals' losers ``3-4``, the quarter-finals' ``5-8``, ...: as many as lost in
         that round); within a shared place, by seed. Empty until there is a champion."""
         alive, _, decided = self.bracket(history)
+        return self._places(alive, decided)
+
+    def _places(
+        self, alive: list[int | None], decided: list[tuple[int, int, int, int, str]]
+    ) -> list[tuple[str, list[int]]]:
+        """:meth:`places` from the replayed :meth:`bracket` (``alive`` and ``decided``)."""
         if len(alive) != 1 or alive[0] is None:
             return []
         out: dict[int, list[int]] = {}

@@ -253,8 +253,10 @@ class Swiss(Format):
         else:
             when = f"after round {handed} of {self.rounds}"
         lines = [f"Swiss standing {when}: points, then Buchholz"]
-        for e in ranked:
-            place = next(j for j, o in enumerate(ranked) if key[o] == key[e]) + 1
+        place = 0
+        for i, e in enumerate(ranked):
+            if i == 0 or key[e] != key[ranked[i - 1]]:
+                place = i + 1
             lines.append(f"{place}. {names[e]} {points[e]:g} (Buchholz {bh[e]:g})")
         return lines
 

@@ -17,6 +17,7 @@ from arena.engine.render import LEGEND
 from arena.outpaths import output_problem, write_problem
 
 from .common import refuse_path
+from .recordfile import RecordFileTooLarge, read_record_text
 from .rules_option import RULES_HELP, parse_rules
 
 app = typer.Typer(help="Play, show and verify games with the rules engine alone.", no_args_is_help=True)
@@ -76,10 +77,13 @@ def _result_line(scores: tuple[int, ...], placings: tuple[int, ...], names: list
 
 def _load(path: Path) -> Replay:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_record_text(path)
     except OSError as exc:
         typer.echo(f"error: cannot read {path}: {exc.strerror}", err=True)
         raise typer.Exit(2) from None
+    except RecordFileTooLarge as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None  # bad data, as for any other damaged record
     except UnicodeDecodeError:
         typer.echo(f"error: {path} is not UTF-8 text; is it a game record?", err=True)
         raise typer.Exit(1) from None  # bad data, as for any other damaged record

@@ -42,6 +42,7 @@ from arena.web.replays import (
 )
 
 from .common import DAMAGED_ADVICE, database, fail, refuse_path
+from .recordfile import RecordFileTooLarge, read_record_text
 
 app = typer.Typer(help="List, show, export and verify the replays of stored matches.", no_args_is_help=True)
 
@@ -168,13 +169,15 @@ def _load_target(target: str) -> tuple[Replay, str, int | None]:
         return rep, f"match {match_id}", match_id
     path = Path(target)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_record_text(path)
     except OSError as exc:
         raise fail(
             f"{target!r} is neither a match id nor a readable file ({exc.strerror}); "
             "see 'arena replays list' for the ids",
             2,
         ) from None
+    except RecordFileTooLarge as exc:
+        raise fail(str(exc)) from None
     except UnicodeDecodeError:
         raise fail(f"{path} is not UTF-8 text; is it a game record?") from None
     try:
@@ -367,7 +370,9 @@ def verify(
     files = {t for t in targets if small_int(t) is None or Path(t).exists()}
     for name in files:  # every file is readable before anything is reported (a usage error: exit 2)
         if not Path(name).is_file():
-            what = "a directory" if Path(name).is_dir() else "no such file"
+            path = Path(name)
+            other = "not a regular file" if path.exists() else "no such file"
+            what = "a directory" if path.is_dir() else other
             raise fail(f"cannot read {name}: {what} (not a game record file, nor a match id)", 2)
     needs_db = all_ or any(t not in files for t in targets)
     with database(readonly=True) if needs_db else contextlib.nullcontext() as db:
@@ -378,9 +383,12 @@ def verify(
                 continue
             path = Path(target)
             try:
-                text = path.read_text(encoding="utf-8")
+                text = read_record_text(path)
             except OSError as exc:
                 raise fail(f"cannot read {path}: {exc.strerror} (not a file, nor a match id)", 2) from None
+            except RecordFileTooLarge:
+                report(Verdict(str(path), False, reason="larger than 64 MiB: not a game record"), True)
+                continue
             except UnicodeDecodeError:
                 report(Verdict(str(path), False, reason="not UTF-8 text; is it a game record?"), True)
                 continue

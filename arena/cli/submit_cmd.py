@@ -212,14 +212,16 @@ def submit(
         raise fail(f"{file} is a folder: give the bot's file (a script or an executable)", 2)
     if not file.is_file():
         raise fail(f"{file}: no such file", 2)
+    limit = max_upload_bytes()
     try:
-        data = file.read_bytes()
+        with file.open("rb") as handle:  # never more than one byte past the limit in memory
+            data = handle.read(limit + 1)
+            size = max(len(data), file.stat().st_size)
     except OSError as exc:
         raise fail(f"cannot read {file}: {exc.strerror or exc}", 2) from None
-    limit = max_upload_bytes()
     if len(data) > limit:
         raise fail(
-            f"{file}: {too_large_message(len(data), limit)}: nothing was sent "
+            f"{file}: {too_large_message(size, limit)}: nothing was sent "
             f"(if the server allows more, set {MAX_UPLOAD_MB_ENV} to its limit)",
             1,
         )

@@ -147,3 +147,25 @@ def test_a_tournament_id_past_what_sqlite_holds_selects_nothing(played: Path) ->
     checked = run_arena(["replays", "verify", "--all", "--tournament", "99999999999999999999"], played)
     assert checked.returncode == 0 and "Traceback" not in checked.stderr, checked.stderr
     assert "verified 0 replays" in checked.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["engine", "verify", "/dev/zero"],
+        ["engine", "show", "/dev/zero"],
+        ["replays", "show", "/dev/zero"],
+        ["replays", "analyse", "/dev/zero"],
+    ],
+)
+def test_an_endless_file_is_refused_not_read_until_memory_runs_out(played: Path, args: list[str]) -> None:
+    run = run_arena(args, played, timeout=60)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "/dev/zero holds more than 64 MiB" in run.stderr and "not one" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_replays_verify_names_a_device_as_not_a_regular_file(played: Path) -> None:
+    run = run_arena(["replays", "verify", "/dev/zero"], played, timeout=60)
+    assert run.returncode == 2
+    assert "cannot read /dev/zero: not a regular file" in run.stderr

@@ -171,9 +171,28 @@ class Replay:
         return self.states[0].rules
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members as a dict; a key given twice is refused (which one counts is
+    not defined by JSON, so a record that says two things is not replayed as either)."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
 def _obj(line: str, n: int) -> dict[str, Any]:
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise ReplayError(n, f"the key {exc.key[:40]!r} is given twice in one object") from None
     except json.JSONDecodeError as exc:
         # some messages end in "at" ("Unterminated string starting at"): one "at" before the column
         raise ReplayError(n, f"not JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}") from None

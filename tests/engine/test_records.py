@@ -295,6 +295,20 @@ def test_section6_non_json_line_is_rejected(record2: str) -> None:
     assert err.line == 5 and "expected a throw" in err.reason
 
 
+@pytest.mark.parametrize("index", [0, 1, 4, -1])
+def test_section6_a_key_given_twice_is_rejected(record2: str, index: int) -> None:
+    """JSON leaves open which of two equal keys counts (Python's json took the last), so a line
+    saying two things (say, two throws) replayed as one of them: it is refused, even when both
+    values agree."""
+    lines = lines_of(record2)
+    line = lines[index]
+    key, value = next(iter(json.loads(line).items()))
+    lines[index] = "{" + json.dumps(key) + ": " + json.dumps(value) + ", " + line[1:]
+    err = rejected(join(lines))
+    assert err.line == (index % len(lines)) + 1
+    assert f"the key {key!r} is given twice in one object" in err.reason
+
+
 @pytest.mark.parametrize(("index", "key"), [(0, "seed"), (1, "seat"), (-1, "scores")])
 def test_section6_number_too_long_to_read_is_rejected(record2: str, index: int, key: str) -> None:
     """An integer longer than Python's int-parsing limit (4,300 digits) made json raise a bare

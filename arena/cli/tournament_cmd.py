@@ -35,7 +35,7 @@ from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.formats import CONTINUOUS
 from arena.tournament.formats.swiss import default_rounds
-from arena.tournament.pull import NotPullableError, format_of
+from arena.tournament.pull import planned_total
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
@@ -201,10 +201,7 @@ def _matches_text(db: Database, tournament_id: int) -> str:
     whole; for a format that makes its rounds as it goes (Swiss, knockout) ``4 matches queued
     (round 1), 12 in all`` (the bare count of round 1 read as the whole tournament's)."""
     total = sum(status_counts(db, tournament_id).values())
-    try:
-        planned = format_of(db, tournament_id)[0].planned()
-    except NotPullableError:
-        planned = None
+    planned = planned_total(db, tournament_id)
     if planned is None or planned == total:
         return f"{total} matches"
     return f"{total} matches queued (round 1), {planned} in all"
@@ -322,7 +319,7 @@ def _run(
         )
     display_at = TournamentDisplay(
         f"tournament {tournament_id}",
-        total=sum(at_start.values()),
+        total=max(sum(at_start.values()), planned_total(db, tournament_id) or 0),
         done=at_start.get("finished", 0),
     )
     try:
@@ -548,10 +545,13 @@ def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tourna
         state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id), t.format)
         cross = cross_table(db, tournament_id)
         standing = format_report(db, tournament_id)
+        planned = planned_total(db, tournament_id) or 0
+    stored = sum(counts.values())
+    later = f" ({planned - stored} more in later rounds, {planned} in all)" if planned > stored else ""
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
         f"table, seed {t.seed}, {time_control_of(t).describe()}, rules {rules_label(t.rules)}\n"
-        f"  status {state}; matches " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        f"  status {state}; matches " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + later
     )
     if rows:
         make_console().print(render(rows, "pl", "standings"))

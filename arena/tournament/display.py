@@ -22,6 +22,7 @@ from rich.table import Table
 from arena.endings import is_forfeit, win_share
 from arena.store.tournaments import status_counts
 from arena.termui import keep_going_on_closed_pipe, make_console
+from arena.tournament.pull import planned_total
 
 from .formats import CONTINUOUS
 from .runner import Progress as RunProgress
@@ -220,9 +221,10 @@ def stopped_message(db: Database, tournament_id: int, stop: Stopped, command: st
         counts = status_counts(db, tournament_id)
     except Exception:  # the database is away: the resume advice still holds
         return f"{stop.how()}; {resume}"
-    total = sum(counts.values())
+    planned = planned_total(db, tournament_id) or 0  # a Swiss or knockout stores a round at a time
+    total = max(sum(counts.values()), planned)
     rest = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()) if k != "finished")
     told = f"{stop.how()}: {counts.get('finished', 0)} of {total} matches finished"
-    if counts.get("queued", 0) + counts.get("running", 0) == 0:
+    if counts.get("queued", 0) + counts.get("running", 0) == 0 and sum(counts.values()) >= planned:
         return f"{told}{f', {rest}' if rest else ''}; nothing left to play"
     return f"{told}, {rest}; {resume}"

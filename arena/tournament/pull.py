@@ -48,6 +48,16 @@ def format_of(db: Database, tournament_id: int) -> tuple[Format, list[int]]:
         raise NotPullableError(f"tournament {tournament_id} ({t.format}): {exc}") from None
 
 
+def planned_total(db: Database, tournament_id: int) -> int | None:
+    """How many matches the tournament will have in all when its format knows that in advance
+    (a fixed schedule, every round of a Swiss, a knockout; a sequential test's most), else None
+    (the ladder, an endless lobby, a tournament without a registered format)."""
+    try:
+        return format_of(db, tournament_id)[0].planned()
+    except NotPullableError:
+        return None
+
+
 def history_of(db: Database, tournament_id: int, field: list[int]) -> History:
     """The tournament's stored matches and byes as its format sees them (entries, not versions)."""
     entry = {vid: i for i, vid in enumerate(field)}

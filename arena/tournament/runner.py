@@ -57,7 +57,7 @@ from arena.store.tournaments import (
 
 from .affinity import Pinning
 from .formats import Finished
-from .pull import NotPullableError, pull
+from .pull import NotPullableError, planned_total, pull
 from .runfile import RunFile, reap_dead_run, run_path
 from .worker import init_worker, play_task
 
@@ -434,7 +434,8 @@ def coordinate(
     if batch_recorder is None:
         batch_recorder = record_batch if recorder is record else _one_by_one(recorder)
     counts = status_counts(db, tournament_id)
-    total = sum(counts.values())
+    planned = planned_total(db, tournament_id) or 0  # a Swiss stores one round at a time
+    total = max(sum(counts.values()), planned)
     done = counts.get("finished", 0)
     failed = 0
     if progress is not None:  # where the run starts (a display's first line: after the lease, so a
@@ -473,7 +474,7 @@ def coordinate(
                     else:
                         queue = [t for t in reversed(fresh) if t.match_id not in known]
                         known.update(t.match_id for t in queue)
-                        total = sum(status_counts(db, tournament_id).values())
+                        total = max(sum(status_counts(db, tournament_id).values()), planned)
                 if not queue and not pending and not over:
                     if stop_after is not None and played >= stop_after:
                         break

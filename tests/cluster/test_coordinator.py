@@ -3,15 +3,19 @@ are recorded once, a match lost too often is recorded as failed, duplicates are 
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import pytest
 
+from arena.lifecycle import Stopped
 from arena.referee import MatchResult
 from arena.referee.result import SeatOutcome
+from arena.store.bots import add_bot
 from arena.store.db import Database, StoreError
 from arena.store.tournaments import MatchTask, get_tournament, status_counts
+from arena.tournament.display import stopped_message
 from arena.tournament.runner import (
     MAX_REQUEUES,
     Outcome,
@@ -22,8 +26,9 @@ from arena.tournament.runner import (
     open_run,
     record,
 )
+from arena.tournament.service import create
 
-from .helpers import TOTAL, match_rows, setup_tournament
+from .helpers import REPO, TOTAL, match_rows, setup_tournament
 
 
 def fake_result(task: MatchTask) -> MatchResult:
@@ -140,3 +145,51 @@ def test_a_puller_that_ends_the_run_closes_the_executor(db: Database) -> None:
     assert executor.closed and not executor.aborted
     assert status_counts(db, tid) == {"finished": TOTAL}
     assert get_tournament(db, tid).status == "running"
+
+
+def test_a_swiss_reports_progress_out_of_all_its_rounds(db: Database) -> None:
+    """A Swiss stores one round at a time: the progress said '4/4', '8/8', '12/12' (each round
+    as if it were the whole tournament); it counts out of all three rounds' 12 from the start."""
+    setup_tournament(db, sandbox=False)  # registers the bots
+    extra = REPO / "bots" / "greedy_naive_bot.py"
+    add_bot(db, "greedy-naive", extra)
+    add_bot(db, "search", REPO / "bots" / "search_bot.py")
+    t = create(
+        db,
+        ["greedy", "invader", "random", "greedy-naive", "search"],
+        fmt="swiss",
+        table_sizes=(2,),
+        games=1,
+        seed=3,
+        rounds=3,
+        sandbox=None,
+    )
+    assert t.id is not None
+    seen: list[Progress] = []
+    coordinate(db, t.id, open_run(db, t.id), ScriptedExecutor({}), progress=seen.append)
+    assert status_counts(db, t.id) == {"finished": 12}
+    assert [p.total for p in seen] == [12] * 13
+    assert [p.done for p in seen] == list(range(13))
+
+
+def test_a_swiss_stopped_between_rounds_is_not_called_done(db: Database) -> None:
+    """After round 1 of 3, before round 2 is made, nothing is queued: the stop message said
+    'nothing left to play' for a Swiss two rounds short."""
+    setup_tournament(db, sandbox=False)
+    add_bot(db, "greedy-naive", REPO / "bots" / "greedy_naive_bot.py")
+    t = create(
+        db,
+        ["greedy", "invader", "random", "greedy-naive"],
+        fmt="swiss",
+        table_sizes=(2,),
+        games=1,
+        seed=3,
+        rounds=3,
+        sandbox=None,
+    )
+    assert t.id is not None
+    for task in open_run(db, t.id):
+        assert record(db, task.match_id, fake_result(task))
+    message = stopped_message(db, t.id, Stopped(signal.SIGTERM))
+    assert "4 of 12 matches finished" in message and "nothing left to play" not in message
+    assert f"resume with 'arena tournament resume {t.id}'" in message

@@ -343,6 +343,8 @@ def test_create_says_a_swiss_or_knockout_queues_round_1_of_more(
     swiss = ("tournament", "create", *NAMES, "--format", "swiss", "--games", "1", "--seed", "1")
     out = cli_inproc(arena_home, sqlite_url, *swiss)
     assert ", 4 matches queued (round 1), 12 in all, seed 1," in out.stderr, out.stderr
+    shown = cli_inproc(arena_home, sqlite_url, "tournament", "show", "1")
+    assert "matches 4 queued (8 more in later rounds, 12 in all)" in shown.stdout, shown.stdout
     knockout = ("tournament", "create", *NAMES, "--format", "knockout", "--games", "1", "--seed", "1")
     out = cli_inproc(arena_home, sqlite_url, *knockout)
     assert ", 2 matches queued (round 1), 8 in all, seed 1," in out.stderr, out.stderr

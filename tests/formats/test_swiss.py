@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter
 from itertools import combinations
 
@@ -286,3 +287,14 @@ def test_buchholz_at_larger_tables_is_the_mean_of_the_tables_opponents(k: int) -
     assert fmt.buchholz(history) == pytest.approx(expected)
     lines = fmt.report(history, [chr(97 + e) for e in range(2 * k)])
     assert len(lines) == 1 + 2 * k and all("(Buchholz " in line for line in lines[1:])
+
+
+def test_the_standing_shows_points_to_two_decimals_at_most() -> None:
+    """Three-player tables give thirds of points: the standing showed ``2.08333``."""
+    fmt = make("swiss", Settings(6, (3,), 2, seed=9, rounds=3))
+    assert isinstance(fmt, Swiss)
+    history, _ = run(fmt, by_strength([float(e) for e in range(6)], noise=3.0))
+    lines = fmt.report(history, [chr(97 + e) for e in range(6)])
+    numbers = [n for line in lines[1:] for n in re.findall(r"\d+(?:\.\d+)?", line.split(" ", 1)[1])]
+    assert numbers and all(len(n.partition(".")[2]) <= 2 for n in numbers), lines
+    assert any("." in n for n in numbers), lines  # thirds are there to be rounded

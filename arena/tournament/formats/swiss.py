@@ -257,7 +257,7 @@ class Swiss(Format):
         for i, e in enumerate(ranked):
             if i == 0 or key[e] != key[ranked[i - 1]]:
                 place = i + 1
-            lines.append(f"{place}. {names[e]} {points[e]:g} (Buchholz {bh[e]:g})")
+            lines.append(f"{place}. {names[e]} {_shown(points[e])} (Buchholz {_shown(bh[e])})")
         return lines
 
     def next(self, history: History) -> Next:
@@ -303,3 +303,9 @@ class Swiss(Format):
 
 def _met(seatings: Iterable[tuple[int, ...]]) -> set[frozenset[int]]:
     return {frozenset((a, b)) for seating in seatings for a, b in combinations(seating, 2)}
+
+
+def _shown(x: float) -> str:
+    """A number of points as the standing shows it: at most two decimals, no trailing zeros
+    (``3``, ``1.5``, ``2.08``; ``:g`` gave ``2.08333``)."""
+    return f"{x:.2f}".rstrip("0").rstrip(".") or "0"

@@ -35,7 +35,7 @@ from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.formats import CONTINUOUS
 from arena.tournament.formats.swiss import default_rounds
-from arena.tournament.pull import planned_total
+from arena.tournament.pull import planned_total, ranked_versions
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
@@ -543,7 +543,7 @@ def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tourna
         counts = status_counts(db, tournament_id)
         rows = leaderboard(db, tournament_id=tournament_id)
         state = tournament_state(tournament_id, t.status, counts, lease_holder(db, tournament_id), t.format)
-        cross = cross_table(db, tournament_id)
+        cross = cross_table(db, tournament_id, ranked_versions(db, tournament_id))
         standing = format_report(db, tournament_id)
         planned = planned_total(db, tournament_id) or 0
     stored = sum(counts.values())

@@ -2,13 +2,15 @@
 
 Every finished match counts for every pair of seats at it: the entry placed better scores 1
 against the other, a shared place scores ½ each (the same shared-place rule as the standings).
-A cell reads ``points/meetings`` (row against column); entries are ordered by their share of
-head-to-head points, best first.  Byes and failed matches count for nobody.
+A cell reads ``points/meetings`` (row against column); entries are ordered as the caller's
+``ranked`` list has them (a format's own standing: Swiss points, knockout places), the rest by
+their share of head-to-head points, best first.  Byes and failed matches count for nobody.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -74,9 +76,11 @@ def entry_names(db: Database, versions: list[int]) -> list[str]:
     return [by_id[v][0] + (f"@{by_id[v][1]}" if twice[by_id[v][0]] > 1 else "") for v in versions]
 
 
-def cross_table(db: Database, tournament_id: int) -> CrossTable:
-    """The tournament's cross table from its finished matches.  A bot that played without being
-    entered in the field (a tournament assembled by hand) is listed after the field."""
+def cross_table(db: Database, tournament_id: int, ranked: Sequence[int] = ()) -> CrossTable:
+    """The tournament's cross table from its finished matches.  Entries are in the order of the
+    bot versions ``ranked`` (a format's standing), then the others by head-to-head share.  A bot
+    that played without being entered in the field (a tournament assembled by hand) is listed
+    after the field."""
     versions = field_versions(db, tournament_id)
     matches, byes = stored_history(db, tournament_id)
     played = {v for m in matches for v in m.version_ids} | {b.version_id for b in byes}
@@ -98,9 +102,14 @@ def cross_table(db: Database, tournament_id: int) -> CrossTable:
             meetings[b][a] += 1
     totals = [Cell(sum(points[i]), sum(meetings[i])) for i in range(n)]
     names = entry_names(db, versions)
+    first = {entry[v]: k for k, v in enumerate(dict.fromkeys(ranked)) if v in entry}
     order = sorted(
         range(n),
-        key=lambda i: (-(totals[i].points / totals[i].meetings if totals[i].meetings else 0), names[i]),
+        key=lambda i: (
+            first.get(i, len(first)),
+            -(totals[i].points / totals[i].meetings if totals[i].meetings else 0),
+            names[i],
+        ),
     )
     return CrossTable(
         names=tuple(names[i] for i in order),

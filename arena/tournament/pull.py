@@ -48,6 +48,18 @@ def format_of(db: Database, tournament_id: int) -> tuple[Format, list[int]]:
         raise NotPullableError(f"tournament {tournament_id} ({t.format}): {exc}") from None
 
 
+def ranked_versions(db: Database, tournament_id: int) -> list[int]:
+    """The field's bot versions in the order of the format's own standing (a Swiss's points and
+    Buchholz, a finished knockout's places), for the cross table to follow; empty when the
+    format has none or the tournament no registered format."""
+    try:
+        fmt, field = format_of(db, tournament_id)
+    except NotPullableError:
+        return []
+    order = fmt.ranking(history_of(db, tournament_id, field))
+    return [field[e] for e in order] if order else []
+
+
 def planned_total(db: Database, tournament_id: int) -> int | None:
     """How many matches the tournament will have in all when its format knows that in advance
     (a fixed schedule, every round of a Swiss, a knockout; a sequential test's most), else None

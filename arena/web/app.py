@@ -42,6 +42,7 @@ from arena.rulesdoc import BOARD_SVG, RULES_MD
 from arena.store.crosstable import cross_table
 from arena.store.db import Database, DatabaseDamagedError
 from arena.store.tournaments import UnknownMatchError
+from arena.tournament.pull import ranked_versions
 from arena.tournament.pull import report as format_report
 
 from . import queries
@@ -353,7 +354,7 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
             request,
             "tournament.html",
             t=t,
-            cross=cross_table(db, tournament_id),
+            cross=cross_table(db, tournament_id, ranked_versions(db, tournament_id)),
             standing=format_report(db, tournament_id),
             rows=get_leaderboard(tournament_id, sys_),
             system=sys_,

@@ -21,7 +21,8 @@ from arena.store.db import Database
 from arena.store.tournaments import queued_tasks, record_result, stored_history
 from arena.tournament.formats import Play, Wait
 from arena.tournament.formats.swiss import pair_tables, repeats
-from arena.tournament.pull import pull
+from arena.tournament.pull import pull, ranked_versions
+from arena.tournament.pull import report as format_report
 from arena.tournament.service import TournamentConfigError, create
 from arena.web.app import create_app
 from arena.web.server import BackgroundServer
@@ -71,6 +72,15 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
     _finish_queued(db, tid, rank)
 
     cross = cross_table(db, tid)
+    by_share = cross.names
+    ranked = ranked_versions(db, tid)  # the Swiss standing's order, which the cross table follows
+    assert len(ranked) == 5
+    standing = [line.split(" ")[1] for line in format_report(db, tid)[1:]]
+    assert cross_table(db, tid, ranked).names == tuple(standing)
+    assert cross_table(db, tid, ranked[:2]).names[:2] == tuple(standing[:2])  # the rest: by share
+    assert [n for n in cross_table(db, tid, ranked[:2]).names[2:]] == [
+        n for n in by_share if n not in standing[:2]
+    ]
     idx = {n: i for i, n in enumerate(cross.names)}
     expected: dict[tuple[str, str], list[float]] = {}
     for m in stored_history(db, tid)[0]:

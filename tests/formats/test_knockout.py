@@ -71,6 +71,8 @@ def test_single_elimination_to_one_winner(n: int, games: int, data: st.DataObjec
         above += len(es)
     shown = "; ".join(f"{lab}. {', '.join(f'e{e}' for e in es)}" for lab, es in places)
     assert report[-1] == f"places: {shown}"
+    assert fmt.ranking(history) == [e for _, es in places for e in es]  # the cross table's order
+    assert fmt.ranking(History((), history.byes)) is None  # no champion yet
     if n >= 4:  # the semi-finals' two losers share 3-4 (or one loser: 3)
         assert places[1][0] == "2" and places[2][0] in ("3", "3-4")
 

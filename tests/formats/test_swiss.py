@@ -298,3 +298,14 @@ def test_the_standing_shows_points_to_two_decimals_at_most() -> None:
     numbers = [n for line in lines[1:] for n in re.findall(r"\d+(?:\.\d+)?", line.split(" ", 1)[1])]
     assert numbers and all(len(n.partition(".")[2]) <= 2 for n in numbers), lines
     assert any("." in n for n in numbers), lines  # thirds are there to be rounded
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_ranking_the_cross_table_follows_is_the_standings_order(k: int) -> None:
+    fmt = make("swiss", Settings(3 * k + 1, (k,), 1, seed=5, rounds=3))
+    assert isinstance(fmt, Swiss)
+    history, _ = run(fmt, by_strength([float(e % 4) for e in range(3 * k + 1)], noise=2.0))
+    names = [f"e{e}" for e in range(3 * k + 1)]
+    shown = [line.split(" ")[1] for line in fmt.report(history, names)[1:]]
+    ranking = fmt.ranking(history)
+    assert ranking is not None and [names[e] for e in ranking] == shown

@@ -151,6 +151,12 @@ class Format(ABC):
         """How many matches the whole tournament will have, when known in advance (else None)."""
         return None
 
+    def ranking(self, history: History) -> list[int] | None:
+        """Entries best first by the format's own standing (a Swiss's points and Buchholz, a
+        finished knockout's places), which the cross table follows; None when the format has no
+        standing of its own (the cross table is then ordered by head-to-head share)."""
+        return None
+
     def report(self, history: History, names: Sequence[str]) -> list[str]:
         """Lines that say how the format stands (``names[e]`` is entry ``e``): e.g. Swiss points
         or a knockout's bracket.  None by default."""

@@ -146,6 +146,10 @@ class Knockout(Format):
             lines.append(f"places: {shown}")
         return lines
 
+    def ranking(self, history: History) -> list[int] | None:
+        """A finished knockout's places in order (:meth:`places`); None before its champion."""
+        return [e for _, es in self.places(history) for e in es] or None
+
     def places(self, history: History) -> list[tuple[str, list[int]]]:
         """The final standing of a finished knockout, best first: the champion 1, the finalist 2,
         and the entries out in the same round share the places below those who went further

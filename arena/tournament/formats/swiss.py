@@ -238,6 +238,17 @@ class Swiss(Format):
             total[b.entry] += points[b.entry]
         return total
 
+    @staticmethod
+    def _key(points: dict[int, float], bh: dict[int, float]) -> dict[int, tuple[float, float]]:
+        return {e: (round(points[e], 9), round(bh[e], 9)) for e in points}
+
+    def _ranked(self, history: History, key: dict[int, tuple[float, float]]) -> list[int]:
+        return sorted(self.standings(history), key=lambda e: (-key[e][0], -key[e][1]))  # stable
+
+    def ranking(self, history: History) -> list[int] | None:
+        """The standing's order (:meth:`report`): points, then Buchholz, then the seeded order."""
+        return self._ranked(history, self._key(self.points(history), self.buchholz(history)))
+
     def report(self, history: History, names: Sequence[str]) -> list[str]:
         """The Swiss standing: a heading that says which round it stands at (after the last round
         handed out, or in it while it is still in play: its finished matches count), then one
@@ -245,8 +256,8 @@ class Swiss(Format):
         entries equal in both share a place (standard competition ranking: 1, 2, 2, 4)."""
         points = self.points(history)
         bh = self.buchholz(history)
-        key = {e: (round(points[e], 9), round(bh[e], 9)) for e in points}
-        ranked = sorted(self.standings(history), key=lambda e: (-key[e][0], -key[e][1]))  # stable
+        key = self._key(points, bh)
+        ranked = self._ranked(history, key)
         handed = max([0, *(m.round for m in history.matches), *(b.round for b in history.byes)])
         if any(not m.done for m in history.matches):
             when = f"in round {handed} of {self.rounds} (still in play; its finished matches count)"

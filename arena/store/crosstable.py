@@ -45,9 +45,21 @@ class CrossTable:
 
     @property
     def byes_text(self) -> str:
-        """``round 1: e (0.5 points), round 2: d (0.5 points)`` (a Swiss bye scores), ``round 1: a``
-        (a knockout's is worth nothing: the entry just goes through), or "" without byes."""
-        return ", ".join(f"round {r}: {name}{_bye_points(points)}" for r, name, points in self.byes)
+        """``round 1: e (0.5 points); round 2: d (0.5 points)`` (a Swiss bye scores), ``round 1:
+        a, b`` (a knockout's is worth nothing: the entry just goes through), ``round 1: a, b (0.5
+        points each)`` (several byes in a round: once per round), or "" without byes."""
+        rounds: dict[int, list[tuple[str, float]]] = {}
+        for r, name, points in self.byes:
+            rounds.setdefault(r, []).append((name, points))
+        parts = []
+        for r, got in rounds.items():
+            if len({points for _, points in got}) == 1:
+                each = " each" if len(got) > 1 and got[0][1] else ""
+                told = ", ".join(name for name, _ in got) + _bye_points(got[0][1], each)
+            else:
+                told = ", ".join(f"{name}{_bye_points(points)}" for name, points in got)
+            parts.append(f"round {r}: {told}")
+        return "; ".join(parts)
 
     @property
     def empty(self) -> bool:
@@ -55,12 +67,12 @@ class CrossTable:
         return all(t.meetings == 0 for t in self.totals)
 
 
-def _bye_points(points: float) -> str:
-    """What a bye scored, for :attr:`CrossTable.byes_text`: `` (0.5 points)``, `` (1 point)``, or
-    nothing for a bye worth nothing."""
+def _bye_points(points: float, each: str = "") -> str:
+    """What a bye scored, for :attr:`CrossTable.byes_text`: `` (0.5 points)``, `` (1 point)``
+    (`` (0.5 points each)`` with ``each``), or nothing for a bye worth nothing."""
     if points == 0:
         return ""
-    return f" ({points:g} {'point' if points == 1 else 'points'})"
+    return f" ({points:g} {'point' if points == 1 else 'points'}{each})"
 
 
 def entry_names(db: Database, versions: list[int]) -> list[str]:

@@ -16,7 +16,7 @@ from arena.cli.tournament_cmd import _repeat_note
 from arena.endings import MatchEnd
 from arena.referee.result import MatchResult, SeatOutcome
 from arena.store.bots import add_bot
-from arena.store.crosstable import cross_table
+from arena.store.crosstable import CrossTable, cross_table
 from arena.store.db import Database
 from arena.store.tournaments import queued_tasks, record_result, stored_history
 from arena.tournament.formats import Play, Wait
@@ -116,7 +116,7 @@ def test_swiss_rounds_byes_and_cross_table(sqlite_db: Database, tmp_path: Path, 
         shown.stdout
     )
     assert cross.byes_text.startswith("round 1: ") and f"byes: {cross.byes_text}" in shown.stdout
-    assert re.fullmatch(r"round 1: [a-e] \(0\.5 points\), round 2: [a-e] \(0\.5 points\)", cross.byes_text)
+    assert re.fullmatch(r"round 1: [a-e] \(0\.5 points\); round 2: [a-e] \(0\.5 points\)", cross.byes_text)
     # a won both its rounds (or had a bye in one); one line per bot under a heading
     assert "  Swiss standing after round 2 of 2: points, then Buchholz\n  1. a 2 (Buchholz " in shown.stdout
     first_row = next(line for line in shown.stdout.splitlines() if "1 a" in line)
@@ -360,3 +360,13 @@ def test_create_says_a_swiss_or_knockout_queues_round_1_of_more(
     assert ", 2 matches queued (round 1), 8 in all, seed 1," in out.stderr, out.stderr
     out = cli_inproc(arena_home, sqlite_url, "tournament", "create", *NAMES, "--games", "1", "--seed", "1")
     assert ", 20 matches, seed 1," in out.stderr, out.stderr
+
+
+def test_several_byes_in_a_round_are_named_once_per_round() -> None:
+    """Three-player tables of eight bots leave two byes a round: the line repeated 'round 1:'."""
+    table = CrossTable(names=(), cells=(), totals=(), byes=((1, "a", 0.5), (1, "b", 0.5), (2, "c", 0.5)))
+    assert table.byes_text == "round 1: a, b (0.5 points each); round 2: c (0.5 points)"
+    knockout = CrossTable(names=(), cells=(), totals=(), byes=((1, "a", 0.0), (1, "b", 0.0)))
+    assert knockout.byes_text == "round 1: a, b"
+    mixed = CrossTable(names=(), cells=(), totals=(), byes=((1, "a", 1.0), (1, "b", 0.5)))
+    assert mixed.byes_text == "round 1: a (1 point), b (0.5 points)"

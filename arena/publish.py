@@ -134,7 +134,9 @@ def _number(
     if whole and not isinstance(number, int):
         number = None
     if number is None or not least <= number < below:  # nan fails the comparison too
-        bound = f"{least:g} or more" + (f" and below {below:g}" if below != math.inf else "")
+        # a whole bound exactly: seed's 2^63 read 'below 9.22337e+18', which names no number
+        limit = f"{below:g}" if isinstance(below, float) else str(below)
+        bound = f"{least:g} or more" + (f" and below {limit}" if below != math.inf else "")
         raise LeaderboardDefinitionError(f"{path}: {key!r} must be {kind}, {bound}; got {value!r}")
     return value
 

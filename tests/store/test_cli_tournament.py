@@ -275,7 +275,11 @@ BAD_KEYS = [
     ("games = 0", r"'games' must be a whole number, 1 or more; got 0"),
     ("move_time = -1", r"'move_time' must be a number, 0\.001 or more; got -1"),
     ("bank = true", r"'bank' must be a number, 0 or more; got True"),
-    ("seed = -4", r"'seed' must be a whole number, 0 or more and below 9\.22337e\+18; got -4"),
+    ("seed = -4", r"'seed' must be a whole number, 0 or more and below 9223372036854775808; got -4"),
+    (  # the bound exactly (it read 'below 9.22337e+18'): 2^63 itself is refused, named in full
+        "seed = 9223372036854775808",
+        r"'seed' must be a whole number, 0 or more and below 9223372036854775808; got 9223372036854775808",
+    ),
     ("seed = 2.5", r"'seed' must be a whole number, .* got 2\.5"),
     ("game = 3", r"unknown key 'game'; a definition has title, bots, tables, games, move_time, bank, seed"),
     ("tables = [4]", r"'tables' has tables of 4 but 'bots' lists 2; list more bots or smaller tables"),

@@ -32,7 +32,7 @@ def play(
         typer.Argument(
             metavar="BOT",
             help="1-3 bots to play against, each a script/executable path, a registered bot (NAME or NAME@N) "
-            "or a sample name (greedy, invader, random, search)",
+            "or a sample name (greedy, greedy-naive, invader, random, search)",
         ),
     ],
     seat: Annotated[int, typer.Option(min=0, max=3, help="your seat (0 places and plays first)")] = 0,

@@ -116,3 +116,23 @@ def test_remote_and_removed_bots_are_refused(db: Database, home: Path) -> None:
         assert Path(hint.split()[-1].strip("'")).resolve() == GREEDY.resolve()
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("module", ["arena.cli.match_cmd", "arena.cli.play_cmd"])
+def test_a_help_that_lists_the_sample_names_lists_them_all(module: str) -> None:
+    """'arena play --help' listed 'greedy, invader, random, search', without greedy-naive, which
+    it plays like any other sample: every sample-name list in a help names exactly the samples."""
+    import importlib
+    import typing
+
+    mod = importlib.import_module(module)
+    command = mod.match if module.endswith("match_cmd") else mod.play
+    lists = []
+    for hint in typing.get_type_hints(command, include_extras=True).values():
+        for info in getattr(hint, "__metadata__", ()):
+            found = re.search(r"sample name \(([^)]*)\)", str(getattr(info, "help", "") or ""))
+            if found:
+                lists.append(found.group(1).split(", "))
+    assert lists, f"{module}: no help lists the sample names"
+    for names in lists:
+        assert names == sorted(sample_bots()), names

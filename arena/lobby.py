@@ -29,6 +29,7 @@ from arena.referee.sessions import BotSession
 from arena.sandbox import SandboxLimits
 from arena.store.bots import command_of, remote_versions, resolve_version
 from arena.store.db import Database, arena_home
+from arena.store.errors import UnknownBotError
 from arena.store.lease import Lease
 from arena.store.models import BotVersion
 from arena.store.tournaments import (
@@ -41,6 +42,23 @@ from arena.store.tournaments import (
 )
 from arena.tournament.formats import Finished, History, Next, Pairing, Play, Recorded, Settings
 from arena.tournament.formats.lobby import RemoteStream
+
+
+def _opponent(db: Database, ref: str) -> BotVersion:
+    """A local opponent: a registered bot (``NAME``, ``NAME@N``) or a sample bot by its name,
+    registered under it the first time (as ``arena match`` and tournaments do), so the README's
+    ``--opponents greedy,invader`` (and the default, ``greedy``) work on a fresh database too.
+    :class:`UnknownBotError` for anything else."""
+    from arena.botref import sample_bots, sample_version
+
+    try:
+        return resolve_version(db, ref)
+    except UnknownBotError:
+        sample = sample_bots().get(ref)
+        version = sample_version(db, ref, sample) if sample is not None else None
+        if version is None:
+            raise
+        return version
 
 
 class LobbyError(ValueError):
@@ -110,7 +128,7 @@ class Lobby:
             config=RefereeConfig(connect_timeout=60.0, listen_connections=config.max_connections),
         )
         self.server = self.host.server
-        self.opponents = [resolve_version(db, name) for name in config.opponents[: config.players - 1]]
+        self.opponents = [_opponent(db, name) for name in config.opponents[: config.players - 1]]
         self.opponent_names = {
             v.id or 0: name for v, name in zip(self.opponents, config.opponents, strict=False)
         }

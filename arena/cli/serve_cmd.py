@@ -55,7 +55,10 @@ def serve(
         ),
     ] = LISTEN_CONNECTIONS,
     opponents: Annotated[
-        str, typer.Option(help="lobby: registered local bots to play remote bots, comma-separated")
+        str,
+        typer.Option(
+            help="lobby: local bots to play remote bots (registered or sample names), comma-separated"
+        ),
     ] = "greedy",
     players: Annotated[int, typer.Option(min=2, max=4, help="lobby: players per table")] = 2,
     games: Annotated[

@@ -459,3 +459,28 @@ def test_a_remote_bot_whose_games_are_played_is_told_goodbye_while_the_lobby_goe
     assert later.WhichOneof("message") == "goodbye", later
     assert later.goodbye.reason == "no further matches for this token"
     assert "remote: all its lobby games played (2 finished); told goodbye" in logged
+
+
+
+def test_sample_opponents_need_no_registration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's 'arena serve --listen ... --opponents greedy,invader' (and the default
+    opponent, greedy) on a fresh database: the samples are registered under their names the
+    first time, as 'arena match' and tournaments do; it was "no bot named 'greedy'".  A name
+    that is neither registered nor a sample is still refused."""
+    from dataclasses import replace
+
+    from arena.store.bots import list_bots
+    from arena.store.errors import UnknownBotError
+
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "fresh"))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    database = Database()
+    try:
+        config = LobbyConfig(listen="127.0.0.1:0", opponents=("greedy", "invader"), players=3, sandbox=None)
+        lobby = Lobby(database, config, log=lambda _: None)
+        assert [v.filename for v in lobby.opponents] == ["greedy_bot.py", "invader_bot.py"]
+        assert {b.bot.name for b in list_bots(database)} == {"greedy", "invader"}
+        with pytest.raises(UnknownBotError, match="nosuch"):
+            Lobby(database, replace(config, opponents=("greedy", "nosuch")), log=lambda _: None)
+    finally:
+        database.close()

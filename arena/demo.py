@@ -181,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"Matches: {played}. Database: {db.url}", markup=False, highlight=False, soft_wrap=True)
     replays = f"Replays ({n}): {folder.resolve()}/  (check one: {arena_command()} engine verify <file>)"
     console.print(replays, soft_wrap=True)
+    # as 'arena tournament run' does: a bot that forfeited gets one line with the first reason (a
+    # demo whose bots all crashed, say in a broken sandbox, showed only '48' in the forfeits column)
+    from arena.cli.tournament_cmd import _forfeit_notes
+
+    for note in _forfeit_notes(db, t.id, rows):
+        print(note, file=sys.stderr)
     db.close()
     if console.quiet:  # stdout went away: as Python and rich end on a closed pipe
         mute()

@@ -319,3 +319,29 @@ def test_a_failing_command_in_the_wrong_folder_leaves_no_database(
     assert not home.exists(), sorted(p.name for p in home.rglob("*"))
     after = run_arena(["leaderboard"], tmp_path, ARENA_HOME=str(home))
     assert after.returncode == 1 and "there is no database at" in after.stderr, after.stderr
+
+
+def test_demo_names_why_a_bot_forfeited(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A demo whose bots forfeited (a broken sandbox crashes them all) showed only the count in
+    the table's forfeits column: like 'arena tournament run', it adds one line per bot with the
+    first forfeit's reason and the match to show."""
+    import shutil
+
+    from arena import demo
+
+    bots = tmp_path / "repo" / "bots"
+    bots.mkdir(parents=True)
+    for name in ("greedy", "invader", "random"):
+        shutil.copy(ROOT / "bots" / f"{name}_bot.py", bots)
+    (bots / "search_bot.py").write_text("import sys\nsys.exit('no search today')\n")
+    monkeypatch.setattr(demo, "REPO", tmp_path / "repo")
+    monkeypatch.setattr(demo, "bwrap_problem", lambda: "no sandbox in this test")
+    monkeypatch.setenv("ARENA_HOME", str(home))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    assert demo.main(["--games", "1", "--move-time", "0.05", "--jobs", "1", "--seed", "5"]) == 0
+    err = capsys.readouterr().err
+    notes = [line for line in err.splitlines() if line.startswith("note: search forfeited")]
+    assert len(notes) == 1, err
+    assert "crashed" in notes[0] and "no search today" in notes[0] and "arena replays show" in notes[0], notes

@@ -41,7 +41,7 @@ from .hardening import (
     listen_cap_warning,
     prepare_open_files,
 )
-from .match import Match
+from .match import SETUP_TIME, Match
 from .refusals import watch_receives
 from .result import MatchResult
 from .seatlink import SeatLink
@@ -55,6 +55,10 @@ TOKEN_KEY = "arena-token"
 RETRY_AFTER_KEY = "retry-after"  # trailing metadata of a refusal for too many failures: seconds
 
 InboxItem = Message | Garbage  # what the request deserializer makes of a bot's bytes
+
+OWED_WAIT = SETUP_TIME + 1.0
+"""Seconds a call whose match is over stays open for the Hello (and Ready) its bot still owes:
+the longest a match waits for a Ready, and one more (:func:`_owed_messages`)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ class RefereeConfig:
     idle_connection_ms: int = IDLE_CONNECTION_MS  # a connection without a stream is closed then
     handshake_timeout_ms: int = HANDSHAKE_TIMEOUT_MS  # a handshake not finished by then: dropped
     listen_connections: int = LISTEN_CONNECTIONS  # the remote-bot listener's cap on connections
+    # seconds a call whose match is over stays open for the Hello (and Ready) its bot still owes
+    owed_wait: float = OWED_WAIT
     reflection: bool = False  # serve gRPC server reflection (debugging)
 
     def stream_end_detail(self) -> str:
@@ -368,6 +374,8 @@ class RefereeServer:
                     session.current = None  # this seat's match is over
                     break
                 yield message
+            assert reader is not None  # (both set by now)
+            await _owed_messages(link, reader, self.config.owed_wait)
             if not session.persistent:
                 yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="this token was for one match"))
         except asyncio.CancelledError:
@@ -495,3 +503,29 @@ def _reason_of(code: grpc.StatusCode) -> Reason:
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         return Reason.MALFORMED_ACTION
     return Reason.DISCONNECTED
+
+
+async def _owed_messages(link: SeatLink, reader: asyncio.Task[None], bound: float) -> None:
+    """Before a seat's call is ended: wait, at most ``bound`` seconds, for what its bot still
+    owes since the Welcome (its Hello; its Ready when it promised one), or for its stream to end.
+
+    A match can end while a bot is still in its set-up: another seat crashed before it
+    connected, say. Ending the call then made the bot's Hello or Ready a write into a finished
+    call, which gRPC fails (INTERNAL) and which also loses the result already sent: the SDK
+    took that for a stream dropped mid-match, and a kept-running bot exited at once, to be
+    found dead at the start of its next match and charged a ``crashed`` forfeit there."""
+    owed = link.owes()
+    if not owed or reader.done():
+        return
+
+    async def all_arrived() -> None:
+        for event in owed:
+            await event.wait()
+
+    arrived = asyncio.create_task(all_arrived())
+    try:
+        await asyncio.wait({arrived, reader}, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        arrived.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await arrived

@@ -71,6 +71,35 @@ def test_kept_running_bots_are_reused_and_a_forfeit_always_restarts_the_bot() ->
     assert restarts == 2  # the quitter: launched for match 3, restarted for matches 4 and 5
 
 
+def test_an_innocent_kept_bot_in_its_set_up_when_the_match_ends_plays_on() -> None:
+    """The opponent dies before connecting, so the match ends while the kept bot is still in its
+    set-up (it owes its Ready). The referee ended the call at once: the bot's Ready went into a
+    finished call (gRPC: INTERNAL), the SDK took that for a dropped stream and exited, and the
+    bot was charged a ``crashed`` forfeit in its next match, through no fault of its own. The
+    call now stays open for what the bot owes: the same process plays every match, unforfeited."""
+    slow = BotSpec("slow", resolve_bot(str(HERE / "slow_setup_bot.py")).command)
+    crash = BotSpec("crash", resolve_bot(str(HERE / "crash_bot.py")).command)
+
+    async def scenario() -> tuple[list[list[str]], set[int | None]]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            innocent: list[list[str]] = []
+            pids: set[int | None] = set()
+            for seed in (1, 2, 3):
+                result = await host.play([kept(slow, "s"), kept(crash, "c")], seed, FAST, match_id=f"c{seed}")
+                assert [f.seat for f in result.forfeits] == [1], result.forfeits
+                innocent.append([f"{f.reason}: {f.detail}" for f in result.forfeits if f.seat == 0])
+                pids.add(host.pool[("s", "slow", slow.command, None, 0)].proc.pid)
+            return innocent, pids
+        finally:
+            await host.close()
+
+    innocent, pids = asyncio.run(scenario())
+    assert innocent == [[], [], []]
+    assert len(pids) == 1  # one process played all three: it never exited
+
+
 def test_a_kept_running_bot_that_dies_before_connecting_is_reported_at_once() -> None:
     """The exit watch covers kept-running bots too (``arena evaluate``'s tables had none: such a
     bot waited out the whole connect timeout as a no-show), and the forfeit carries its stderr."""

@@ -90,6 +90,13 @@ def run(
             raise fail(f"--tables takes player counts like 2,3,4, got {tables!r}", 2) from None
         if not sizes or any(not 2 <= k <= 4 for k in sizes):
             raise fail(f"--tables takes player counts of 2, 3 or 4, got {tables!r}", 2)
+    if cluster is not None:  # before the ladder is made, or --new ends the current one
+        from arena.tournament.cluster import ClusterUnavailableError, check_scheduler
+
+        try:
+            check_scheduler(cluster)
+        except ClusterUnavailableError as exc:
+            raise fail(str(exc), 1) from None
     settings = LadderSettings(
         seed=seed,
         table_sizes=sizes or (2, 3, 4),
@@ -154,7 +161,7 @@ def run(
             with StopSignals(hint="'arena ladder run' goes on with the ladder where it was"):
                 done = play_ladder(
                     db, settings, jobs=jobs, progress=progress, stop_after=stop_after,
-                    executor=on_cluster if cluster else None, on_idle=idle,
+                    executor=on_cluster if cluster is not None else None, on_idle=idle,
                 )  # fmt: skip
         except Stopped as stop:
             raise fail(

@@ -57,3 +57,21 @@ def test_a_bad_cluster_for_an_existing_tournament_or_the_ladder_is_one_line(
     assert run.returncode == 1, run.stderr
     assert f"cannot reach the Dask scheduler at {address}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr, run.stderr
+
+
+def test_a_bad_cluster_makes_no_ladder_and_ends_none(home: Path) -> None:
+    """``ladder run --cluster`` checks the address before the ladder is made: an unreachable
+    scheduler used to leave a new ladder behind, and with ``--new`` it ended the current ladder
+    (marked finished) and started another before failing; an empty address played locally."""
+    made = run_arena(["ladder", "run", "--max-tables", "0", "--no-sandbox"], home)
+    assert made.returncode == 0, made.stderr
+    for args in (["--new", "--cluster", "tcp://127.0.0.1:1"], ["--new", "--cluster", ""]):
+        run = run_arena(["ladder", "run", "--max-tables", "0", *args], home, timeout=100)
+        assert run.returncode == 1, run.stderr
+        assert "cannot reach the Dask scheduler at" in run.stderr, run.stderr
+        assert "Traceback" not in run.stderr, run.stderr
+    listed = run_arena(["tournament", "list"], home)
+    assert listed.returncode == 0, listed.stderr
+    rows = [line for line in listed.stdout.splitlines() if " ladder " in line]
+    assert len(rows) == 1, listed.stdout
+    assert "finished" not in rows[0], listed.stdout

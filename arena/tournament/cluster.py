@@ -661,11 +661,48 @@ def check_scheduler(address: str, timeout: float = 5.0) -> None:
             socket.create_connection((host, number), timeout=timeout).close()
         except OSError as exc:
             problem = str(exc) or type(exc).__name__
+        else:
+            problem = _not_dask(address, timeout)
     if problem is not None:
         raise ClusterUnavailableError(
             f"cannot reach the Dask scheduler at {address}: {problem}. Start one with "
             f"'dask scheduler' and workers with 'arena worker --scheduler ADDRESS'."
         )
+
+
+def _not_dask(address: str, timeout: float) -> str | None:
+    """Why what listens at ``address`` is not a Dask scheduler (None when it answers Dask's
+    handshake within ``timeout`` s, or when the address is not ``tcp://``: TLS needs the
+    client's certificates).  Dask's own client waits for the handshake forever when something
+    else listens (a web server), and reading garbage as a frame length raised a MemoryError."""
+    import asyncio
+
+    if "://" in address and not address.startswith("tcp://"):
+        return None
+
+    async def probe() -> None:
+        from distributed.comm.core import connect as open_comm
+
+        comm = await asyncio.wait_for(open_comm(address, timeout=timeout), timeout)  # type: ignore[no-untyped-call]
+        await comm.close()
+
+    answer: list[str | None] = []
+
+    def run() -> None:  # a thread of its own: the caller may be inside an event loop
+        try:
+            asyncio.run(probe())
+            answer.append(None)
+        except (OSError, TimeoutError):
+            answer.append(f"it did not answer as a Dask scheduler within {timeout:g} s")
+        except Exception:  # garbage read as Dask's protocol: any error there says the same
+            answer.append("what listens there does not speak Dask's protocol (another service?)")
+
+    thread = threading.Thread(target=run, name="arena-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)
+    if not answer:
+        return f"it did not answer as a Dask scheduler within {timeout:g} s"
+    return answer[0]
 
 
 def connect(address: str) -> Client:

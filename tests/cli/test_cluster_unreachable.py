@@ -3,7 +3,11 @@ wait 30 s for Dask, and leave an "interrupted" tournament behind; an outside CLI
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -75,3 +79,47 @@ def test_a_bad_cluster_makes_no_ladder_and_ends_none(home: Path) -> None:
     rows = [line for line in listed.stdout.splitlines() if " ladder " in line]
     assert len(rows) == 1, listed.stdout
     assert "finished" not in rows[0], listed.stdout
+
+
+@contextmanager
+def _listener(reply: bytes) -> Iterator[str]:
+    """Something that is not a Dask scheduler on a loopback port: it accepts connections and
+    sends ``reply`` (nothing: a server waiting for a request, like a web server)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@pytest.mark.parametrize("reply", [b"", b"HTTP/1.0 400 Bad request\r\n\r\n" * 4])
+def test_a_service_that_is_not_dask_is_named(reply: bytes) -> None:
+    """Dask's client waited forever for the handshake of a silent service, and read another's
+    bytes as a frame length (a MemoryError traceback)."""
+    with _listener(reply) as address:
+        start = time.monotonic()
+        with pytest.raises(ClusterUnavailableError, match=f"cannot reach the Dask scheduler at {address}: "):
+            check_scheduler(address, timeout=1.0)
+        assert time.monotonic() - start < 10
+
+
+def test_the_ladder_on_a_service_that_is_not_dask_is_one_line(home: Path) -> None:
+    with _listener(b"") as address:
+        run = run_arena(["ladder", "run", "--no-sandbox", "--cluster", address], home, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert f"cannot reach the Dask scheduler at {address}: it did not answer" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -16,12 +17,14 @@ app = typer.Typer(
 
 
 NEW_ONLY = "a new ladder only: an existing one keeps its own"
+MAX_JOBS = 1024
+"""The most --jobs: beyond 2**31 the worker pool's semaphore ended the run in an OverflowError."""
 
 
 @app.command("run")
 def run(
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")
+        int | None, typer.Option(min=1, max=MAX_JOBS, help="matches in parallel (default: number of cores)")
     ] = None,
     seed: Annotated[
         int | None,
@@ -90,6 +93,9 @@ def run(
             raise fail(f"--tables takes player counts like 2,3,4, got {tables!r}", 2) from None
         if not sizes or any(not 2 <= k <= 4 for k in sizes):
             raise fail(f"--tables takes player counts of 2, 3 or 4, got {tables!r}", 2)
+    for value, name in ((move_time, "--move-time"), (bank, "--bank")):
+        if value is not None and not math.isfinite(value):  # inf passed min= and crashed every seat
+            raise fail(f"{name} takes a number of seconds, got {value}", 2)
     if cluster is not None:  # before the ladder is made, or --new ends the current one
         from arena.tournament.cluster import ClusterUnavailableError, check_scheduler
 

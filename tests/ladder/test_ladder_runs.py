@@ -313,3 +313,16 @@ def test_a_ladder_with_one_bot_says_it_waits(sqlite_url: str, arena_home: Path) 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_bad_numbers_for_a_ladder_are_one_line_and_make_no_ladder(sqlite_url: str, arena_home: Path) -> None:
+    """``--move-time inf`` (or ``--bank inf``) passed the lower bounds and made a ladder whose
+    every seat crashed (``cannot convert float infinity to integer``) and was rated as a tie;
+    ``--jobs 100000000000`` ended in an OverflowError traceback."""
+    _bots(sqlite_url)
+    for args in (("--move-time", "inf"), ("--bank", "inf"), ("--jobs", "100000000000")):
+        run = run_cli(
+            arena_home, sqlite_url, "ladder", "run", "--no-sandbox", "--max-tables", "1", *args, code=2
+        )
+        assert args[0] in run.stderr, run.stderr
+    assert find_ladder(Database(sqlite_url)) is None

@@ -13,6 +13,23 @@ import typer
 from arena.lifecycle import Stopped, exit_status, run_supervised
 from arena.tournament.runner import default_jobs
 
+MAX_WORKERS = 1024
+"""The most --nworkers: 99999999999 made Dask start nannies until stopped."""
+
+
+def _cannot_listen(host: str) -> str | None:
+    """Why this machine cannot listen on ``host`` (None when it can): an address it does not
+    have made every nanny fail to start, in a Dask traceback."""
+    import socket
+
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.bind(where)
+    except OSError as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
 
 def worker(
     scheduler: Annotated[
@@ -21,7 +38,10 @@ def worker(
     nworkers: Annotated[
         int | None,
         typer.Option(
-            "--nworkers", min=1, help="worker processes, one match at a time each (default: one per core)"
+            "--nworkers",
+            min=1,
+            max=MAX_WORKERS,
+            help="worker processes, one match at a time each (default: one per core)",
         ),
     ] = None,
     name: Annotated[str | None, typer.Option(help="a name for these workers (Dask's --name)")] = None,
@@ -78,6 +98,14 @@ def worker(
     if print_only:
         typer.echo(shlex.join(argv))
         return
+    listen = argv[argv.index("--host") + 1]
+    problem = _cannot_listen(listen)
+    if problem is not None:
+        raise typer.BadParameter(
+            f"cannot listen on {listen}: {problem}; give an address of this machine "
+            "(0.0.0.0: every interface)",
+            param_hint="--host",
+        )
     if home is not None:
         os.environ["ARENA_HOME"] = str(home.resolve())
     # A child that dies with this process; a stop signal is passed on to it once, as SIGTERM (it

@@ -156,3 +156,21 @@ def test_a_worker_the_nanny_restarts_is_pinned_and_quiet_again() -> None:
         for name, (_, cores, callbacks) in after.items():
             assert cores == before[name][1] and len(cores) == 1 and cores[0] in allowed, (name, after)
             assert "heartbeat" in callbacks and not set(PROFILER_CALLBACKS) & set(callbacks), callbacks
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1"),  # TEST-NET-1: not this machine's
+        (["--host", "nosuchhost.invalid"], "cannot listen on nosuchhost.invalid"),
+        (["--nworkers", "99999999999"], "less than or equal to 1024"),
+    ],
+)
+def test_arena_worker_refuses_what_it_cannot_start(arena_home: Path, args: list[str], said: str) -> None:
+    """An address this machine does not have made every nanny fail in a Dask traceback ('Nanny
+    failed to start'), and a huge --nworkers had Dask start nannies until stopped: now one line,
+    exit 2, before Dask starts."""
+    start = time.monotonic()
+    refused = cli(arena_home, "worker", "--scheduler", "tcp://127.0.0.1:9", *args, code=2, COLUMNS="300")
+    assert said in refused.stderr, refused.stderr
+    assert time.monotonic() - start < 30

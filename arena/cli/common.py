@@ -35,6 +35,10 @@ def expected_errors() -> tuple[type[Exception], ...]:
     return (*EXPECTED_ERRORS, RatingError)
 
 
+MAX_JOBS = 1024
+"""The most --jobs (or --local-cluster, --nworkers): beyond 2**31 the worker pool's semaphore
+ended a run in an OverflowError traceback."""
+
 FORFEIT_EXIT = 3
 """Exit status of a command that played its games but a bot forfeited one (``arena match``,
 ``arena play``, ``arena evaluate``): a script can tell a broken bot from a lost game."""

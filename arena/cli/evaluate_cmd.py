@@ -32,11 +32,12 @@ from arena.evaluation import MIN_SEQUENTIAL_GROUPS, Percentiles, SprtConfig
 from arena.hosting import BotSpec, sandbox_choice
 from arena.outpaths import folder_problem
 from arena.referee import TimeControl
+from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
-from .common import DEFAULT_LOGS_ADVICE, FORFEIT_EXIT, refuse_path
+from .common import DEFAULT_LOGS_ADVICE, FORFEIT_EXIT, MAX_JOBS, refuse_path
 from .interrupt import run_interruptible
 
 
@@ -61,9 +62,11 @@ def evaluate(
             help="games to play, rounded up to whole duplicate groups (a group: one game per seating)",
         ),
     ] = 200,
-    move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 0.2,
-    bank: Annotated[float, typer.Option(min=0.0, help="overage bank per match, seconds")] = 5.0,
-    jobs: Annotated[int, typer.Option(min=1, help="matches played in parallel")] = 2,
+    move_time: Annotated[
+        float, typer.Option(min=0.001, max=MAX_MOVE_TIME, help="seconds per decision")
+    ] = 0.2,
+    bank: Annotated[float, typer.Option(min=0.0, max=MAX_BANK, help="overage bank per match, seconds")] = 5.0,
+    jobs: Annotated[int, typer.Option(min=1, max=MAX_JOBS, help="matches played in parallel")] = 2,
     seed: Annotated[
         int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="first match seed (default: random)")
     ] = None,

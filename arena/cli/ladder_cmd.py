@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from arena.engine.chance import SEED_LIMIT
+from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 
-from .common import database, fail
+from .common import MAX_JOBS, database, fail
 
 app = typer.Typer(
     help="The continuous ladder: run it (until stopped) and show its standings.", no_args_is_help=True
@@ -17,8 +18,6 @@ app = typer.Typer(
 
 
 NEW_ONLY = "a new ladder only: an existing one keeps its own"
-MAX_JOBS = 1024
-"""The most --jobs: beyond 2**31 the worker pool's semaphore ended the run in an OverflowError."""
 
 
 @app.command("run")
@@ -39,10 +38,12 @@ def run(
         typer.Option("--tables", help=f"players per table, cycled, default 2,3,4 ({NEW_ONLY})"),
     ] = None,
     move_time: Annotated[
-        float | None, typer.Option(min=0.001, help=f"seconds per decision, default 1 ({NEW_ONLY})")
+        float | None,
+        typer.Option(min=0.001, max=MAX_MOVE_TIME, help=f"seconds per decision, default 1 ({NEW_ONLY})"),
     ] = None,
     bank: Annotated[
-        float | None, typer.Option(min=0.0, help=f"overage bank in seconds, default 10 ({NEW_ONLY})")
+        float | None,
+        typer.Option(min=0.0, max=MAX_BANK, help=f"overage bank in seconds, default 10 ({NEW_ONLY})"),
     ] = None,
     no_sandbox: Annotated[
         bool,

@@ -13,7 +13,7 @@ from arena.safetext import shell_word
 from arena.store.tournaments import get_tournament
 from arena.termui import make_console
 
-from .common import database, fail
+from .common import MAX_JOBS, database, fail
 
 
 def systems_help() -> str:
@@ -86,7 +86,9 @@ def publish_(
             metavar="NAME", help="a definition: NAME for leaderboards/NAME.toml, or the path of a .toml file"
         ),
     ],
-    jobs: Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: cores)")] = None,
+    jobs: Annotated[
+        int | None, typer.Option(min=1, max=MAX_JOBS, help="matches in parallel (default: cores)")
+    ] = None,
 ) -> None:
     """Run a standing leaderboard and write its standings (Markdown + JSON) next to it."""
     from arena.publish import LEADERBOARDS, LeaderboardDefinitionError, publish

@@ -20,6 +20,7 @@ from arena.matchrunner import play_local_match
 from arena.outpaths import folder_problem, output_problem, write_problem
 from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
+from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
@@ -53,8 +54,10 @@ def match(
     seed: Annotated[
         int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="match seed (default: random)")
     ] = None,
-    move_time: Annotated[float, typer.Option(min=0.001, help="seconds per decision")] = 1.0,
-    bank: Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")] = 10.0,
+    move_time: Annotated[
+        float, typer.Option(min=0.001, max=MAX_MOVE_TIME, help="seconds per decision")
+    ] = 1.0,
+    bank: Annotated[float, typer.Option(min=0.0, max=MAX_BANK, help="overage bank in seconds")] = 10.0,
     unlimited: Annotated[bool, typer.Option(help="no time limits (debugging)")] = False,
     out: Annotated[
         Path | None,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from arena.engine.chance import SEED_LIMIT
+from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 from arena.seeds import secret_seed
 
 from .common import FORFEIT_EXIT, cannot_listen, fail, refuse_clock_with_unlimited, web_environment
@@ -43,15 +44,18 @@ def play(
         ),
     ] = None,
     move_time: Annotated[
-        float, typer.Option(min=1.0, help="seconds per decision (yours and the bots')")
+        float, typer.Option(min=1.0, max=MAX_MOVE_TIME, help="seconds per decision (yours and the bots')")
     ] = 60.0,
-    bank: Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")] = 0.0,
+    bank: Annotated[float, typer.Option(min=0.0, max=MAX_BANK, help="overage bank in seconds")] = 0.0,
     unlimited: Annotated[bool, typer.Option(help="no time limits")] = False,
     grace: Annotated[
-        float, typer.Option(min=0.5, help="seconds a closed page may take to come back before you forfeit")
+        float,
+        typer.Option(
+            min=0.5, max=MAX_BANK, help="seconds a closed page may take to come back before you forfeit"
+        ),
     ] = 30.0,
     open_wait: Annotated[
-        float, typer.Option(min=1.0, help="seconds to open the page at all before you forfeit")
+        float, typer.Option(min=1.0, max=MAX_BANK, help="seconds to open the page at all before you forfeit")
     ] = 300.0,
     name: Annotated[
         str | None, typer.Option(help="your name in the record: human:NAME (default: $USER)")

@@ -18,9 +18,10 @@ from arena.lifecycle import Stopped, exit_status
 from arena.lobby import LobbyConfig, LobbyError
 from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.server import TlsFiles
+from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 from arena.seeds import secret_seed
 
-from .common import cannot_listen, database, fail, web_environment
+from .common import MAX_JOBS, cannot_listen, database, fail, web_environment
 
 
 def serve(
@@ -30,7 +31,9 @@ def serve(
     port: Annotated[
         int, typer.Option(min=0, max=65535, help="port of the web server (0: any free port)")
     ] = 8000,
-    jobs: Annotated[int, typer.Option(min=1, help="local worker processes for validation matches")] = 2,
+    jobs: Annotated[
+        int, typer.Option(min=1, max=MAX_JOBS, help="local worker processes for validation matches")
+    ] = 2,
     cluster: Annotated[
         str | None, typer.Option(help="play matches on this Dask scheduler (tcp://HOST:8786) instead")
     ] = None,
@@ -64,8 +67,10 @@ def serve(
     games: Annotated[
         int, typer.Option(min=0, help="lobby: matches per remote bot (0: while it is online)")
     ] = 2,
-    move_time: Annotated[float, typer.Option(min=0.001, help="lobby: seconds per decision")] = 1.0,
-    bank: Annotated[float, typer.Option(min=0.0, help="lobby: overage bank in seconds")] = 10.0,
+    move_time: Annotated[
+        float, typer.Option(min=0.001, max=MAX_MOVE_TIME, help="lobby: seconds per decision")
+    ] = 1.0,
+    bank: Annotated[float, typer.Option(min=0.0, max=MAX_BANK, help="lobby: overage bank in seconds")] = 10.0,
     grace: Annotated[
         float,
         typer.Option(

@@ -16,6 +16,7 @@ from arena.engine.variants import rules_label
 from arena.leaderboard import LeaderRow, leaderboard, render, store_ratings
 from arena.lifecycle import Stopped, StopSignals, exit_status
 from arena.matchrunner import sandbox_choice
+from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 from arena.sandbox import SandboxLimits
 from arena.seeds import secret_seed
 from arena.store.crosstable import CrossTable, cross_table
@@ -29,7 +30,7 @@ from arena.store.tournaments import (
     get_tournament,
     list_tournaments,
     status_counts,
-    time_control_of,
+    time_control_text,
 )
 from arena.termui import make_console
 from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
@@ -40,7 +41,7 @@ from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
 from arena.tournament.service import FORMATS, TournamentConfigError, create
 
-from .common import database, fail, refuse_unknown_bots
+from .common import MAX_JOBS, database, fail, refuse_unknown_bots
 from .rules_option import RULES_HELP, parse_rules
 
 app = typer.Typer(
@@ -71,9 +72,11 @@ GamesOpt = Annotated[
 SeedOpt = Annotated[
     int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="tournament seed (default: random)")
 ]
-MoveOpt = Annotated[float, typer.Option(min=0.001, help="seconds per decision")]
-BankOpt = Annotated[float, typer.Option(min=0.0, help="overage bank in seconds")]
-JobsOpt = Annotated[int | None, typer.Option(min=1, help="matches in parallel (default: number of cores)")]
+MoveOpt = Annotated[float, typer.Option(min=0.001, max=MAX_MOVE_TIME, help="seconds per decision")]
+BankOpt = Annotated[float, typer.Option(min=0.0, max=MAX_BANK, help="overage bank in seconds")]
+JobsOpt = Annotated[
+    int | None, typer.Option(min=1, max=MAX_JOBS, help="matches in parallel (default: number of cores)")
+]
 PinOpt = Annotated[
     bool | None,
     typer.Option(
@@ -96,6 +99,7 @@ LocalClusterOpt = Annotated[
     typer.Option(
         "--local-cluster",
         min=1,
+        max=MAX_JOBS,
         metavar="N",
         help="play the matches on a local Dask cluster of N worker processes",
     ),
@@ -550,7 +554,7 @@ def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tourna
     later = f" ({planned - stored} more in later rounds, {planned} in all)" if planned > stored else ""
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
-        f"table, seed {t.seed}, {time_control_of(t).describe()}, rules {rules_label(t.rules)}\n"
+        f"table, seed {t.seed}, {time_control_text(t)}, rules {rules_label(t.rules)}\n"
         f"  status {state}; matches " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + later
     )
     if rows:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MAX_MOVE_TIME = 86_400.0
+"""The longest move time, seconds (a day per decision; the wire carries milliseconds in 32 bits,
+so a limit is needed, and ``inf`` crashed every seat: 'cannot convert float infinity to integer')."""
+MAX_BANK = 864_000.0
+"""The largest bank, seconds (ten days)."""
+
 
 @dataclass(frozen=True)
 class TimeControl:
@@ -27,6 +33,11 @@ class TimeControl:
     def __post_init__(self) -> None:
         if self.move_time < 0 or self.bank < 0:
             raise ValueError("move time and bank must not be negative")
+        if not self.move_time <= MAX_MOVE_TIME or not self.bank <= MAX_BANK:  # (inf and nan too)
+            raise ValueError(
+                f"move time must be at most {MAX_MOVE_TIME:g} s and bank at most {MAX_BANK:g} s "
+                f"(finite numbers), got {self.move_time:g} and {self.bank:g}"
+            )
 
     def describe(self) -> str:
         """``0.5s + 10s bank`` or ``unlimited``."""

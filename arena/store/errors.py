@@ -80,3 +80,8 @@ class DuplicateUploadError(BotRegistryError):
 class MissingBotFileError(BotRegistryError):
     """A registered version whose stored file is gone (the data folder's ``artifacts/`` cleaned,
     or the database restored without it): playing it would only record crashes."""
+
+
+class StoredTimeControlError(StoreError):
+    """A stored tournament's time control is out of bounds (an infinite move time, say, which an
+    earlier version accepted): its matches cannot be played."""

@@ -27,6 +27,7 @@ from arena.tournament.task import pack_replay as pack_replay
 
 from .bots import check_stored_file, command_of
 from .db import Database, StoreError
+from .errors import StoredTimeControlError
 from .models import (
     Bot,
     BotVersion,
@@ -116,11 +117,27 @@ def create_tournament(
         return t
 
 
+def time_control_text(t: Tournament) -> str:
+    """The stored time control in words (``1s + 10s bank``); one out of bounds (see
+    :func:`time_control_of`) is shown as stored and said to be unplayable, not an error."""
+    try:
+        return time_control_of(t).describe()
+    except StoredTimeControlError:
+        return f"move time {t.move_time:g} s, bank {t.bank:g} s (out of bounds: cannot be played)"
+
+
 def time_control_of(t: Tournament) -> TimeControl:
     """The time control a stored tournament's matches are played under: the one place that
     rebuilds it from its columns (the worker, the Dask cluster, the lobby, the CLI and the web
-    read it from here)."""
-    return TimeControl(t.move_time, t.bank, cpu=bool(t.cpu_clock))
+    read it from here).  Raises :class:`StoredTimeControlError` for one out of bounds (stored
+    by an earlier version that let ``--move-time inf`` through)."""
+    try:
+        return TimeControl(t.move_time, t.bank, cpu=bool(t.cpu_clock))
+    except ValueError as exc:
+        raise StoredTimeControlError(
+            f"tournament {t.id} ({t.name}) cannot be played: its stored time control is out of "
+            f"bounds ({exc}); create a new tournament with other --move-time and --bank"
+        ) from None
 
 
 def get_tournament(db: Database, tournament_id: int) -> Tournament:

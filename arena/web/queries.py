@@ -34,7 +34,7 @@ from arena.store.models import (
     Tournament,
     TournamentEntry,
 )
-from arena.store.tournaments import time_control_of
+from arena.store.tournaments import time_control_text
 
 T = TypeVar("T")
 
@@ -509,7 +509,6 @@ def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str], live
     """The row of ``t``; its status ``interrupted`` when it is running and its id is not in
     ``live`` (the tournaments a live coordinator runs: :func:`arena.store.lease.shown_status`)."""
     assert t.id is not None
-    control = time_control_of(t)
     return TournamentRow(
         t.id,
         t.name,
@@ -525,8 +524,8 @@ def _tournament_row(t: Tournament, counts: dict[str, int], bots: list[str], live
         counts,
         bots,
         rules=t.rules or "1",
-        cpu_clock=control.cpu,
-        time_control=control.describe(),
+        cpu_clock=bool(t.cpu_clock),
+        time_control=time_control_text(t),
     )
 
 

@@ -7,9 +7,11 @@ played on the CPU clock, also after a downgrade, an upgrade and a resume.  Real 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from alembic import command
 from sqlalchemy import create_engine, inspect, text
 
@@ -22,7 +24,7 @@ from arena.tournament.runner import run_tournament
 from arena.tournament.service import create
 from arena.web.queries import get_tournament as web_tournament
 
-from .helpers import match_rows, run_cli, sample
+from .helpers import cli_inproc, match_rows, run_cli, sample
 
 SLEEPY = Path(__file__).resolve().parent / "sleepy_bot.py"  # waits 1 s of wall clock, no CPU
 MOVE, BANK = 0.2, 0.3  # a 0.5 s budget: the sleepy bot is over it on the wall clock only
@@ -138,3 +140,47 @@ def test_a_cpu_clock_tournament_plays_on_the_cpu_clock_across_migrations_and_a_r
         db.close()
     shown = run_cli(arena_home, url, "tournament", "show", str(cpu.id)).stdout
     assert f"seed 7, {CPU_LABEL}, rules" in shown
+
+
+@pytest.mark.parametrize(("move", "bank"), [(math.inf, 1.0), (1.0, math.inf), (math.nan, 1.0), (1e9, 1.0)])
+def test_a_time_control_out_of_bounds_is_refused(move: float, bank: float) -> None:
+    """``--move-time inf`` passed the CLI's lower bound: every seat then crashed on 'cannot
+    convert float infinity to integer' (the wire carries 32-bit milliseconds)."""
+    with pytest.raises(ValueError, match="at most 86400 s"):
+        TimeControl(move, bank)
+    assert TimeControl(86_400.0, 864_000.0).describe() == "86400s + 864000s bank"
+
+
+def test_a_stored_tournament_out_of_bounds_is_shown_and_refused_in_one_line(
+    sqlite_url: str, tmp_path: Path, arena_home: Path
+) -> None:
+    """A tournament an earlier version stored with an infinite move time: 'show' lists it, and
+    'start' says in one line why it cannot be played (it was a traceback)."""
+    db = Database(sqlite_url)
+    add_bot(db, "greedy", sample("greedy"))
+    add_bot(db, "random", sample("random"))
+    t = create(db, ["greedy", "random"], games=1, seed=3)
+    with db.session() as session:
+        session.execute(text("UPDATE tournament SET move_time = :inf"), {"inf": math.inf})
+        session.commit()
+    db.close()
+    shown = cli_inproc(arena_home, sqlite_url, "tournament", "show", str(t.id))
+    assert "move time inf s, bank 10 s (out of bounds: cannot be played)" in shown.stdout
+    started = cli_inproc(arena_home, sqlite_url, "tournament", "start", str(t.id), code=1)
+    assert "cannot be played: its stored time control is out of bounds" in started.stderr
+    assert "create a new tournament" in started.stderr and "Traceback" not in started.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["match", "greedy", "random", "--move-time", "inf"],
+        ["tournament", "create", "greedy", "random", "--bank", "inf"],
+        ["evaluate", "greedy", "--vs", "random", "--move-time", "1e9"],
+        ["tournament", "run", "greedy", "random", "--jobs", "100000000000"],
+        ["leaderboard", "publish", "sample", "--jobs", "5000"],
+    ],
+)
+def test_time_and_jobs_options_have_upper_bounds(sqlite_url: str, arena_home: Path, args: list[str]) -> None:
+    out = cli_inproc(arena_home, sqlite_url, *args, code=2)
+    assert "Input should be less than or equal to" in " ".join(out.stderr.split()), out.stderr

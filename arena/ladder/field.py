@@ -112,8 +112,9 @@ bot can check a guess against the dice it sees); a random 63-bit seed is not."""
 
 
 GUESSABLE_WARNING = (
-    "the ladder (tournament {id}) has a seed small enough for a bot to find by trying (1 was the "
-    "default of earlier versions), and with it every throw to come; 'arena ladder run --new' "
+    "the ladder (tournament {id}) has a seed small enough for a bot to find by trying (below "
+    "2**40, as 1, the default of earlier versions, is), and with it every throw to come; "
+    "'arena ladder run --new' "
     "starts a new ladder with a random secret seed (this one keeps its matches and ratings)"
 )
 

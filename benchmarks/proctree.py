@@ -73,6 +73,7 @@ class TreeCpu:
         self._thread = threading.Thread(target=self._loop, name="tree-cpu", daemon=True)
         self._sample()  # what already runs counts from now, not from its start
         self._start = {key: cpu for key, (_, cpu) in self._last.items()}
+        self._initial = set(self._tree)  # what already ran (a pool's resource tracker, say)
         self._thread.start()
 
     def _sample(self) -> None:
@@ -132,9 +133,16 @@ class TreeCpu:
             out[self._kind[pid]][label] += seconds - self._start.get((pid, tid), 0.0)
         return {k: dict(v) for k, v in out.items()}
 
-    def processes(self) -> dict[str, int]:
-        """How many processes of each kind were seen."""
+    def processes(self, *, new_only: bool = False) -> dict[str, int]:
+        """How many processes of each kind were seen (``new_only``: only those started after the
+        sampling began, not the descendants that already ran, such as a resource tracker an
+        earlier pool left)."""
         out: dict[str, int] = defaultdict(int)
-        for kind in self._kind.values():
-            out[kind] += 1
+        for pid, kind in self._kind.items():
+            if not (new_only and pid in self._initial):
+                out[kind] += 1
         return dict(out)
+
+    def kind(self, pid: int) -> str | None:
+        """The kind process ``pid`` is filed under (None: not seen in the tree)."""
+        return self._kind.get(pid)

@@ -124,11 +124,21 @@ _REDELIVERY_DELAY = 0.02  # seconds: long enough for the hook to have returned t
 _pending: int | None = None  # a signal a finalizer swallowed, not yet delivered again
 
 
+_in_hook = False  # the main thread is in :func:`_unraisable` (no signal is delivered again meanwhile)
+_HOOK_WAIT = 5.0  # seconds the helper thread waits at most for the hook to return
+
+
 def _redeliver(signum: int) -> None:
-    """In a helper thread: trip ``signum`` for the main thread once the hook is behind it."""
+    """In a helper thread: trip ``signum`` for the main thread once the hook is behind it (it
+    waits for the hook to return, then a moment more: on a loaded machine a fixed delay alone
+    ran out while the hook still ran, and the handler's exception was dropped there again)."""
     global _pending
     import time
 
+    waited = 0.0
+    while _in_hook and waited < _HOOK_WAIT:
+        time.sleep(0.005)
+        waited += 0.005
     time.sleep(_REDELIVERY_DELAY)
     _pending = None
     _thread.interrupt_main(signal.Signals(signum))
@@ -158,7 +168,25 @@ def _unraisable(unraisable: Any) -> None:
 
     A SIGTERM or SIGHUP whose :class:`Terminated` a finalizer swallowed the same way (the command
     went on as if nothing had been sent) is delivered again too; a process that ends before that
-    ends as stopped: its line and 128 + the signal."""
+    ends as stopped: its line and 128 + the signal.
+
+    A signal whose handler runs inside this hook all the same raises here, where it would be
+    dropped once more ("Exception ignored in sys.unraisablehook"): it is caught and delivered
+    again too."""
+    global _in_hook
+    _in_hook = True
+    try:
+        _swallowed(unraisable)
+    except Terminated as stop:
+        _redeliver_later(stop.signum)
+    except KeyboardInterrupt:
+        _redeliver_later(signal.SIGINT)
+    finally:
+        _in_hook = False
+
+
+def _swallowed(unraisable: Any) -> None:
+    """:func:`_unraisable`'s work: deliver again what a finalizer swallowed, or pass it on."""
     if isinstance(unraisable.exc_value, Terminated):
         _mark_interrupting()
         _redeliver_later(unraisable.exc_value.signum)
@@ -167,10 +195,7 @@ def _unraisable(unraisable: Any) -> None:
         _previous_unraisable(unraisable)
         return
     _mark_interrupting()
-    try:
-        _redeliver_later(signal.SIGINT)
-    except KeyboardInterrupt:
-        _redeliver_later(signal.SIGINT)
+    _redeliver_later(signal.SIGINT)
 
 
 _previous_unraisable = sys.unraisablehook

@@ -22,7 +22,10 @@ from arena.store.tournaments import load_replay
 
 from .helpers import CRASHES_MID_MATCH, EXITS_3, RAISES_AT_IMPORT, SYNTAX_ERROR, Run, arena, write_bot
 
-LIMIT = 2.0  # seconds from command start to exit, for a bot that cannot even start
+# seconds from command start to exit, for a bot that cannot even start: the fault this guards
+# against waited out the 20 s no-show timeout, so the bound sits well below that and well above
+# a loaded machine's sandboxed start (2.3 s seen at load 20, where the limit was 2 s)
+LIMIT = 6.0
 ATTEMPTS = 3  # the machine is shared: the best of a few runs is the one measured
 # On a machine so loaded that even a trivial command of the same imports is slow, the match may
 # take at most this many times as long as that command (the old code took 20 s: the no-show wait).

@@ -60,7 +60,8 @@ class SeatLink:
     away_spent: float = 0.0  # seconds of time away already not charged, in decisions of this match
     setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
-    greeted: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Hello or a closed stream
+    # set by the first thing the stream delivers (a Hello, or an answer from a bot that sends none)
+    greeted: asyncio.Event = field(default_factory=asyncio.Event)
     readies: int = 0  # Ready messages since the last request was sent (a flood is counted per decision)
     ignored: int = 0  # messages that answered nothing during the current request
 
@@ -70,8 +71,7 @@ class SeatLink:
         """Called by the transport for every item; flags closure and flooding.  A Ready sets
         :attr:`ready` and never reaches the inbox (sent late or again it is ignored).  A
         ``disconnected`` :class:`Closed` of a seat with a grace makes it :class:`Away` instead."""
-        if isinstance(item, Hello | Closed | Away):
-            self.greeted.set()  # (the stream owes no Hello any more: said, or gone)
+        self.greeted.set()  # the stream owes no Hello any more: said, skipped (Hello is optional) or gone
         if self.closed is not None:
             return
         if isinstance(item, Away):
@@ -105,8 +105,9 @@ class SeatLink:
     # ------------------------------------------------------------------ to the seat
 
     def owes(self) -> list[asyncio.Event]:
-        """What the seat's stream still owes after a Welcome, as events that are set once it has
-        arrived (or the stream has ended): its Hello, and with :attr:`setup` its Ready."""
+        """What the seat's stream may still owe after a Welcome, as events that are set once it
+        has arrived (or the stream has ended): its Hello while it has sent nothing yet, and with
+        :attr:`setup` its Ready."""
         owed = [self.greeted] if not self.greeted.is_set() else []
         if self.setup and not self.ready.is_set():
             owed.append(self.ready)

@@ -56,6 +56,9 @@ RETRY_AFTER_KEY = "retry-after"  # trailing metadata of a refusal for too many f
 
 InboxItem = Message | Garbage  # what the request deserializer makes of a bot's bytes
 
+GREET_WAIT = 2.0
+"""Seconds such a call stays open at most for a Hello alone (sent at once after the Welcome, if at
+all: it is optional, and a bot that sends none must not be kept waiting long)."""
 OWED_WAIT = SETUP_TIME + 1.0
 """Seconds a call whose match is over stays open for the Hello (and Ready) its bot still owes:
 the longest a match waits for a Ready, and one more (:func:`_owed_messages`)."""
@@ -345,6 +348,7 @@ class RefereeServer:
             )
             return
         session.stream_open = True
+        holds = True  # this stream holds the session's one open stream (False: let go early)
         link: SeatLink | None = None
         reader: asyncio.Task[None] | None = None
         channel = GrpcSeatChannel()
@@ -375,7 +379,12 @@ class RefereeServer:
                     break
                 yield message
             assert reader is not None  # (both set by now)
-            await _owed_messages(link, reader, self.config.owed_wait)
+            if link.owes() and not reader.done():
+                # the seat is free for its next match meanwhile (a Hello is optional: a bot that
+                # sends none may open its next stream at once, and must not be refused for this one)
+                session.stream_open = holds = False
+                bound = self.config.owed_wait if link.setup else min(self.config.owed_wait, GREET_WAIT)
+                await _owed_messages(link, reader, bound)
             if not session.persistent:
                 yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="this token was for one match"))
         except asyncio.CancelledError:
@@ -388,7 +397,8 @@ class RefereeServer:
                 )
             raise
         finally:
-            session.stream_open = False
+            if holds:
+                session.stream_open = False
             if reader is not None:
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):

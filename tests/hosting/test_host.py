@@ -100,6 +100,38 @@ def test_an_innocent_kept_bot_in_its_set_up_when_the_match_ends_plays_on() -> No
     assert len(pids) == 1  # one process played all three: it never exited
 
 
+def test_a_kept_bot_that_sends_no_hello_and_hurries_on_is_not_held_up() -> None:
+    """A Hello is optional: a kept bot that sends none, and opens its next stream as soon as it
+    reads a result, is neither refused ('already in use by another stream') while the referee
+    keeps its finished match's call open for what it might still owe, nor kept waiting."""
+    eager = BotSpec("eager", resolve_bot(str(HERE / "eager_bot.py")).command)
+    crash = BotSpec("crash", resolve_bot(str(HERE / "crash_bot.py")).command)
+    greedy = resolve_bot("greedy")
+
+    async def scenario() -> tuple[list[str], set[int | None], float]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            forfeits: list[str] = []
+            pids: set[int | None] = set()
+            started = time.monotonic()
+            for seed in range(1, 7):  # (a seed apart each: a bot that has seen the dice is replaced)
+                other = crash if seed % 2 else greedy
+                seats = [kept(eager, "e"), kept(other, other.name)]
+                result = await host.play(seats, seed, FAST, match_id=f"m{seed}")
+                forfeits += [f"{f.reason}: {f.detail}" for f in result.forfeits if f.seat == 0]
+                entry = host.pool.get(("e", "eager", eager.command, None, 0))  # (gone: it forfeited)
+                pids.add(entry.proc.pid if entry is not None else None)
+            return forfeits, pids, time.monotonic() - started
+        finally:
+            await host.close()
+
+    forfeits, pids, took = asyncio.run(scenario())
+    assert forfeits == []
+    assert len(pids) == 1  # one process played all six matches
+    assert took < 60  # (six matches; a bot kept waiting for an owed Hello would add 2 s a match at most)
+
+
 def test_a_kept_running_bot_that_dies_before_connecting_is_reported_at_once() -> None:
     """The exit watch covers kept-running bots too (``arena evaluate``'s tables had none: such a
     bot waited out the whole connect timeout as a no-show), and the forfeit carries its stderr."""

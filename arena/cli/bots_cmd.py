@@ -234,10 +234,14 @@ def show(name: Annotated[str, typer.Argument(metavar="NAME", help="bot name")]) 
 @app.command("remove")
 def remove(name: Annotated[str, typer.Argument(metavar="NAME", help="bot name")]) -> None:
     """Remove a bot from listings and new tournaments (its versions and results are kept)."""
-    from arena.botref import comeback
+    from arena.botref import comeback, removed
     from arena.store.bots import remove_bot
 
     with database() as db:
+        if removed(db, name):  # "no bot named" read as if it had never been there
+            back = comeback(db, name)
+            typer.echo(f"{name} was removed already (history kept; {back} brings it back)", err=True)
+            return
         remove_bot(db, name)
         back = comeback(db, name)
     typer.echo(f"removed {name} (history kept; {back} brings it back)")

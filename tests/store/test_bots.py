@@ -245,6 +245,8 @@ def test_bots_cli(sqlite_url: str, arena_home: Path, tmp_path: Path, monkeypatch
 
     out, _ = cli("remove", "mine")
     assert "removed mine" in out and "history kept" in out
+    _, err = cli("remove", "mine")  # again: said so (it read "no bot named 'mine'", exit 1)
+    assert "mine was removed already" in err and "brings it back" in err
     out, _ = cli("list")
     assert "mine" not in out and "other" in out
     out, _ = cli("list", "--all")

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from arena.lifecycle import Stopped, exit_status, run_supervised
+from arena.safetext import small_int
 from arena.tournament.runner import default_jobs
 
 MAX_WORKERS = 1024
@@ -29,6 +30,22 @@ def _cannot_listen(host: str) -> str | None:
     except OSError as exc:
         return str(exc) or type(exc).__name__
     return None
+
+
+def _check_dashboard(address: str) -> None:
+    """Refuse a --dashboard-address that is not ``[HOST]:PORT`` of this machine (``garbage`` ended
+    in a Dask traceback, exit 1)."""
+    host, sep, port = address.rpartition(":")
+    number = small_int(port)
+    if not sep or number is None or not 0 <= number <= 65535:
+        raise typer.BadParameter(
+            f"{address!r} is not [HOST]:PORT (a port 0-65535, e.g. 8787 or 0.0.0.0:8787)",
+            param_hint="--dashboard-address",
+        )
+    host = host.removeprefix("[").removesuffix("]") or "0.0.0.0"
+    problem = _cannot_listen(host)
+    if problem is not None:
+        raise typer.BadParameter(f"cannot listen on {host}: {problem}", param_hint="--dashboard-address")
 
 
 def worker(
@@ -106,6 +123,8 @@ def worker(
             "(0.0.0.0: every interface)",
             param_hint="--host",
         )
+    if dashboard_address is not None:
+        _check_dashboard(argv[argv.index("--dashboard-address") + 1])
     if home is not None:
         os.environ["ARENA_HOME"] = str(home.resolve())
     # A child that dies with this process; a stop signal is passed on to it once, as SIGTERM (it

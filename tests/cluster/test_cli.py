@@ -164,6 +164,9 @@ def test_a_worker_the_nanny_restarts_is_pinned_and_quiet_again() -> None:
         (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1"),  # TEST-NET-1: not this machine's
         (["--host", "nosuchhost.invalid"], "cannot listen on nosuchhost.invalid"),
         (["--nworkers", "99999999999"], "less than or equal to 1024"),
+        (["--dashboard-address", "garbage"], "'garbage' is not [HOST]:PORT"),  # was a Dask traceback
+        (["--dashboard-address", "127.0.0.1:99999"], "is not [HOST]:PORT"),
+        (["--dashboard-address", "192.0.2.1:8787"], "cannot listen on 192.0.2.1"),
     ],
 )
 def test_arena_worker_refuses_what_it_cannot_start(arena_home: Path, args: list[str], said: str) -> None:

@@ -83,13 +83,21 @@ class Stopped(SystemExit):
 _active: StopSignals | None = None
 
 
+ECHO_WINDOW = 0.002
+"""Seconds within which the same stop signal handled again is the first one's echo, not a second
+request: coreutils' ``timeout`` sends its signal to the command and then to the command's whole
+process group, so the command gets it twice, microseconds apart ("stopped at once" instead of a
+clean stop, now and then).  Far below any two presses of Ctrl-C."""
+
+
 class StopSignals:
     """While entered (in the main thread), SIGINT, SIGTERM and SIGHUP request a stop.
 
     Outside :func:`deferred_stop` the first signal raises :class:`Stopped` in the main thread at
     once; inside, it is only recorded (:attr:`signum`) for the code to act on.  A second signal
     while the first is being handled ends the process at once with one line ending in ``hint``
-    (:func:`exit_at_once`), as a second Ctrl-C does elsewhere.  A signal that was ignored when
+    (:func:`exit_at_once`), as a second Ctrl-C does elsewhere; the same signal again within
+    :data:`ECHO_WINDOW` is the first one's echo and ignored.  A signal that was ignored when
     entering (``nohup``, a background job of a non-interactive shell) stays ignored.  The
     previous handlers come back on exit.
     """
@@ -102,6 +110,7 @@ class StopSignals:
         self._previous: dict[int, Any] = {}
         self._outer: StopSignals | None = None
         self._hook: Callable[[Any], Any] | None = None
+        self._first_at = 0.0  # when the first stop signal was handled (time.monotonic())
 
     def __enter__(self) -> StopSignals:
         global _active
@@ -132,9 +141,13 @@ class StopSignals:
         self._previous.clear()
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        now = time.monotonic()
         if self.signum is not None:  # a second signal: no more waiting for a clean stop
+            if signum == self.signum and now - self._first_at < ECHO_WINDOW:
+                return  # the same signal sent twice at once ('timeout'): one stop
             exit_at_once(signum, self.hint)
         self.signum = signum
+        self._first_at = now
         if self._deferred == 0:
             raise Stopped(signum)
 

@@ -150,24 +150,10 @@ def test_a_puller_that_ends_the_run_closes_the_executor(db: Database) -> None:
 def test_a_swiss_reports_progress_out_of_all_its_rounds(db: Database) -> None:
     """A Swiss stores one round at a time: the progress said '4/4', '8/8', '12/12' (each round
     as if it were the whole tournament); it counts out of all three rounds' 12 from the start."""
-    setup_tournament(db, sandbox=False)  # registers the bots
-    extra = REPO / "bots" / "greedy_naive_bot.py"
-    add_bot(db, "greedy-naive", extra)
-    add_bot(db, "search", REPO / "bots" / "search_bot.py")
-    t = create(
-        db,
-        ["greedy", "invader", "random", "greedy-naive", "search"],
-        fmt="swiss",
-        table_sizes=(2,),
-        games=1,
-        seed=3,
-        rounds=3,
-        sandbox=None,
-    )
-    assert t.id is not None
+    tid = _swiss(db, ["greedy-naive", "search"])
     seen: list[Progress] = []
-    coordinate(db, t.id, open_run(db, t.id), ScriptedExecutor({}), progress=seen.append)
-    assert status_counts(db, t.id) == {"finished": 12}
+    coordinate(db, tid, open_run(db, tid), ScriptedExecutor({}), progress=seen.append)
+    assert status_counts(db, tid) == {"finished": 12}
     assert [p.total for p in seen] == [12] * 13
     assert [p.done for p in seen] == list(range(13))
 
@@ -175,21 +161,20 @@ def test_a_swiss_reports_progress_out_of_all_its_rounds(db: Database) -> None:
 def test_a_swiss_stopped_between_rounds_is_not_called_done(db: Database) -> None:
     """After round 1 of 3, before round 2 is made, nothing is queued: the stop message said
     'nothing left to play' for a Swiss two rounds short."""
-    setup_tournament(db, sandbox=False)
-    add_bot(db, "greedy-naive", REPO / "bots" / "greedy_naive_bot.py")
-    t = create(
-        db,
-        ["greedy", "invader", "random", "greedy-naive"],
-        fmt="swiss",
-        table_sizes=(2,),
-        games=1,
-        seed=3,
-        rounds=3,
-        sandbox=None,
-    )
-    assert t.id is not None
-    for task in open_run(db, t.id):
+    tid = _swiss(db, ["greedy-naive"])
+    for task in open_run(db, tid):
         assert record(db, task.match_id, fake_result(task))
-    message = stopped_message(db, t.id, Stopped(signal.SIGTERM))
+    message = stopped_message(db, tid, Stopped(signal.SIGTERM))
     assert "4 of 12 matches finished" in message and "nothing left to play" not in message
-    assert f"resume with 'arena tournament resume {t.id}'" in message
+    assert f"resume with 'arena tournament resume {tid}'" in message
+
+
+def _swiss(db: Database, more: list[str]) -> int:
+    """A three-round Swiss at two-player tables of the standard bots and the samples ``more``."""
+    setup_tournament(db, sandbox=False)  # registers the standard bots
+    for name in more:
+        add_bot(db, name, REPO / "bots" / f"{name.replace('-', '_')}_bot.py")
+    t = create(db, ["greedy", "invader", "random", *more], fmt="swiss", table_sizes=(2,), games=1, seed=3,
+               rounds=3, sandbox=None)  # fmt: skip
+    assert t.id is not None
+    return t.id

@@ -46,7 +46,7 @@ from .refusals import watch_receives
 from .result import MatchResult
 from .seatlink import SeatLink
 from .sessions import BotSession, SessionRegistry
-from .timecontrol import TimeControl
+from .timecontrol import SeatClock, TimeControl
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,23 @@ GREET_WAIT = 2.0
 all: it is optional, and a bot that sends none must not be kept waiting long)."""
 OWED_WAIT = SETUP_TIME + 1.0
 """Seconds a call whose match is over stays open for the Hello (and Ready) its bot still owes:
-the longest a match waits for a Ready, and one more (:func:`_owed_messages`)."""
+the longest a match waits for a Ready, and one more (:func:`_owed_messages`); longer for a Ready
+whose match allows a longer set-up (:func:`ready_allowance`)."""
+OWED_READY_CAP = 120.0
+"""Seconds at most a finished match's call stays open for a promised Ready (a match without time
+limits allows any set-up: this bounds what a bot that never sends its Ready holds open)."""
+
+
+def ready_allowance(match: Match) -> float:
+    """Seconds after its Welcome a seat of ``match`` may send its Ready without being at fault:
+    the match waits :attr:`Match.setup_time` for it and then starts anyway, and a set-up that
+    overruns that is charged to the seat's first decision, so one within that decision's whole
+    budget (move time and bank) costs it nothing worse than think time.  One second more, and
+    at most :data:`OWED_READY_CAP`."""
+    budget = SeatClock(match.control).wall_budget()
+    if budget is None:
+        return OWED_READY_CAP
+    return min(OWED_READY_CAP, match.setup_time + budget + 1.0)
 
 
 @dataclass(frozen=True)
@@ -350,12 +366,14 @@ class RefereeServer:
         session.stream_open = True
         holds = True  # this stream holds the session's one open stream (False: let go early)
         link: SeatLink | None = None
+        match: Match | None = None  # the match of this stream's seat
         reader: asyncio.Task[None] | None = None
         channel = GrpcSeatChannel()
         try:
             current = session.current
             if current is not None and current.match.can_reattach(current.seat):
-                link = current.match.reattach(current.seat, channel)  # a dropped stream comes back
+                match = current.match
+                link = match.reattach(current.seat, channel)  # a dropped stream comes back
             else:
                 # a stream that dropped mid-match left its seat as current: that seat is over now
                 # (forfeited, or the match ended), so this session is free for its next match (a
@@ -369,7 +387,8 @@ class RefereeServer:
                 session.current = assignment
                 # metadata arena-setup: ready = the bot sends a Ready once its match set-up is done
                 setup = metadata.get("arena-setup") == "ready"
-                link = assignment.match.attach(assignment.seat, channel, grace=session.grace, setup=setup)
+                match = assignment.match
+                link = match.attach(assignment.seat, channel, grace=session.grace, setup=setup)
             reader = asyncio.create_task(self._pump(requests, link, self.config, deadline))
             _watch_call_end(context, link, channel)
             while True:
@@ -378,12 +397,17 @@ class RefereeServer:
                     session.current = None  # this seat's match is over
                     break
                 yield message
-            assert reader is not None  # (both set by now)
+            assert reader is not None and match is not None  # (all set by now)
             if link.owes() and not reader.done():
                 # the seat is free for its next match meanwhile (a Hello is optional: a bot that
                 # sends none may open its next stream at once, and must not be refused for this one)
                 session.stream_open = holds = False
-                bound = self.config.owed_wait if link.setup else min(self.config.owed_wait, GREET_WAIT)
+                if link.setup and not link.ready.is_set():
+                    # a set-up may overrun the match's wait for it (it is then charged to the first
+                    # decision): cut short, such a bot's Ready would fail, and its SDK exit
+                    bound = max(self.config.owed_wait, ready_allowance(match))
+                else:
+                    bound = min(self.config.owed_wait, GREET_WAIT)
                 await _owed_messages(link, reader, bound)
             if not session.persistent:
                 yield pb.RefereeMessage(goodbye=pb.Goodbye(reason="this token was for one match"))

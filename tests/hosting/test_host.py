@@ -100,6 +100,37 @@ def test_an_innocent_kept_bot_in_its_set_up_when_the_match_ends_plays_on() -> No
     assert len(pids) == 1  # one process played all three: it never exited
 
 
+def test_an_innocent_kept_bot_whose_set_up_overruns_the_wait_for_it_plays_on() -> None:
+    """A set-up may overrun the match's wait for it (5 s): the match starts anyway and charges the
+    overrun to the bot's first decision. When the opponent died before connecting, the finished
+    match's call stayed open for the owed Ready only 6 s: a 6.5 s set-up (well within a decision's
+    budget of 0.5 s + 2 s bank) wrote its Ready into a finished call, the SDK exited, and the bot
+    was charged a ``crashed`` forfeit in its next match. The call now waits as long as the match
+    would have let the set-up run without a timeout."""
+    slow = BotSpec("slow", resolve_bot(str(HERE / "slow_setup_bot.py")).command)
+    crash = BotSpec("crash", resolve_bot(str(HERE / "crash_bot.py")).command)
+    greedy = resolve_bot("greedy")
+
+    async def scenario() -> tuple[list[str], set[int | None]]:
+        host = MatchHost(sandbox=None)
+        await host.start()
+        try:
+            innocent: list[str] = []
+            pids: set[int | None] = set()
+            seat = LocalSeat(slow, persistent=True, identity="s", extra_env={"SETUP_S": "6.5"})
+            for seed, other in ((1, crash), (2, greedy)):
+                result = await host.play([seat, kept(other, other.name)], seed, FAST, match_id=f"o{seed}")
+                innocent += [f"{f.reason}: {f.detail}" for f in result.forfeits if f.seat == 0]
+                pids.add(host.pool[("s", "slow", slow.command, None, 0)].proc.pid)
+            return innocent, pids
+        finally:
+            await host.close()
+
+    innocent, pids = asyncio.run(scenario())
+    assert innocent == []
+    assert len(pids) == 1  # one process played both matches: it never exited
+
+
 def test_a_kept_bot_that_sends_no_hello_and_hurries_on_is_not_held_up() -> None:
     """A Hello is optional: a kept bot that sends none, and opens its next stream as soon as it
     reads a result, is neither refused ('already in use by another stream') while the referee

@@ -461,7 +461,6 @@ def test_a_remote_bot_whose_games_are_played_is_told_goodbye_while_the_lobby_goe
     assert "remote: all its lobby games played (2 finished); told goodbye" in logged
 
 
-
 def test_sample_opponents_need_no_registration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's 'arena serve --listen ... --opponents greedy,invader' (and the default
     opponent, greedy) on a fresh database: the samples are registered under their names the

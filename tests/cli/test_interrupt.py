@@ -366,10 +366,22 @@ def test_a_second_ctrl_c_while_a_tournament_stops_ends_it_at_once_with_a_line(ho
     """The first Ctrl-C starts a clean stop; a second one (and a third, as from a held-down key)
     while that runs ends the process at once (status 130) with one line saying so, naming the
     resume command with the tournament's id, not silently; and the tournament resumes to its end."""
-    args = ["tournament", "run", "greedy", "random", "invader", "--games", "4", "--jobs", "2", "--no-sandbox"]
+    args = [
+        "tournament",
+        "run",
+        "greedy",
+        "random",
+        "invader",
+        "--games",
+        "12",
+        "--jobs",
+        "2",
+        "--no-sandbox",
+    ]
     # after the first progress line with a rate: matches are in play, so the clean stop takes a
-    # while (the run's start line, "0/24 matches done", comes before any worker plays, and a stop
-    # then was over before the second Ctrl-C)
+    # while (the run's start line, "0/72 matches done", comes before any worker plays, and a stop
+    # then was over before the second Ctrl-C). 72 matches: with 24, an idle CI machine played them
+    # all (4.6/s) before its first rate line, "24/24", and no Ctrl-C was ever sent
     run = interrupt_arena(args, home, [0.5, 0.52, 0.54], timeout=120, after_line="matches done (")
     out = run.stdout
     assert run.returncode == EXIT_INTERRUPTED, out

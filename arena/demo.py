@@ -183,9 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     console.print(replays, soft_wrap=True)
     # as 'arena tournament run' does: a bot that forfeited gets one line with the first reason (a
     # demo whose bots all crashed, say in a broken sandbox, showed only '48' in the forfeits column)
-    from arena.cli.tournament_cmd import _forfeit_notes
+    from arena.cli.tournament_cmd import forfeit_notes
 
-    for note in _forfeit_notes(db, t.id, rows):
+    for note in forfeit_notes(db, t.id, rows):
         print(note, file=sys.stderr)
     db.close()
     if console.quiet:  # stdout went away: as Python and rich end on a closed pipe

@@ -361,11 +361,11 @@ def _run(
     make_console().print(render(rows, "pl", f"Tournament {tournament_id}: {t.name}"))
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     typer.echo(f"matches: {summary}. Replays: 'arena replays list --tournament {tournament_id}'.", err=True)
-    for line in _forfeit_notes(db, tournament_id, rows):
+    for line in forfeit_notes(db, tournament_id, rows):
         typer.echo(line, err=True)
 
 
-def _forfeit_notes(db: Database, tournament_id: int, rows: list[LeaderRow]) -> list[str]:
+def forfeit_notes(db: Database, tournament_id: int, rows: list[LeaderRow]) -> list[str]:
     """One line per bot that forfeited: how often, and the first forfeit's reason and detail (a
     crashing bot file is otherwise only a count in the table), with where to read more."""
     lossy = [r for r in rows if r.forfeits]

@@ -5,17 +5,21 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import time
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 
-from arena.lifecycle import Stopped, exit_status, run_supervised
+from arena.lifecycle import STOP_SIGNALS, Stopped, exit_status, run_supervised
 from arena.safetext import small_int
 from arena.tournament.runner import default_jobs
 
 MAX_WORKERS = 1024
 """The most --nworkers: 99999999999 made Dask start nannies until stopped."""
+RETRY_EVERY = 2.0
+"""Seconds between two attempts to reach a scheduler that is not there yet."""
 
 
 def _cannot_listen(host: str) -> str | None:
@@ -46,6 +50,44 @@ def _check_dashboard(address: str) -> None:
     problem = _cannot_listen(host)
     if problem is not None:
         raise typer.BadParameter(f"cannot listen on {host}: {problem}", param_hint="--dashboard-address")
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def _wait_for_scheduler(address: str) -> None:
+    """Return once a Dask scheduler answers at ``address``; until then say once, in one line,
+    that the workers wait for it.  Waiting is what ``dask worker`` does too, but silently, and a
+    stop while it waited printed a hundred lines of Dask's traceback.  A malformed address, or
+    something at it that does not speak Dask's protocol, is refused at once (exit 1): waiting
+    cannot mend it.  A stop signal meanwhile ends the command in one line (exit 128 + the
+    signal)."""
+    from arena.tournament.cluster import scheduler_problem
+
+    previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS}
+    said = False
+    try:
+        while (problem := scheduler_problem(address)) is not None:
+            if problem.lasting:
+                typer.echo(f"arena worker: no Dask scheduler at {address}: {problem.text}", err=True)
+                raise typer.Exit(1)
+            if not said:
+                typer.echo(
+                    f"arena worker: waiting for the Dask scheduler at {address} ({problem.text}); "
+                    "the workers start once it answers (Ctrl-C stops)",
+                    err=True,
+                )
+                said = True
+            time.sleep(RETRY_EVERY)
+        if said:
+            typer.echo(f"arena worker: the scheduler at {address} answers; starting the workers", err=True)
+    except Stopped as stop:
+        typer.echo(f"arena worker: {stop.how()}", err=True)
+        raise typer.Exit(exit_status(stop.signum)) from None
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def worker(
@@ -127,6 +169,7 @@ def worker(
         _check_dashboard(argv[argv.index("--dashboard-address") + 1])
     if home is not None:
         os.environ["ARENA_HOME"] = str(home.resolve())
+    _wait_for_scheduler(scheduler)
     # A child that dies with this process; a stop signal is passed on to it once, as SIGTERM (it
     # closes its workers, which stop their bots), then this process says so in one line: exit
     # 128 + the signal received.  As SIGTERM because `dask worker` stops cleanly on SIGINT and

@@ -642,30 +642,42 @@ def live_endpoint(db: Database) -> Callable[[], LiveTarget | None]:
     return EndpointWatch(endpoint_path(socket_path(db.url))).current
 
 
-def check_scheduler(address: str, timeout: float = 5.0) -> None:
-    """:class:`ClusterUnavailableError` unless something accepts a TCP connection at the
-    scheduler ``address`` (``tcp://HOST:PORT``, ``tls://...`` or ``HOST:PORT``) within
-    ``timeout`` seconds: checked before a tournament is created for the cluster, so that an
-    unreachable one leaves nothing behind (Dask's own client waits 30 s, after the creation)."""
-    import socket
+@dataclass(frozen=True)
+class SchedulerProblem:
+    """Why no Dask scheduler answers at an address: ``text`` says it; ``lasting`` when waiting
+    cannot help (a malformed address, or something else listening there), not when nothing
+    accepts the connection yet (a scheduler still starting, or one on its way back)."""
 
+    text: str
+    lasting: bool
+
+
+def scheduler_problem(address: str, timeout: float = 5.0) -> SchedulerProblem | None:
+    """None when a Dask scheduler answers at ``address`` (``tcp://HOST:PORT``, ``tls://...`` or
+    ``HOST:PORT``) within ``timeout`` seconds, else why not (see :class:`SchedulerProblem`)."""
     rest = address.split("://", 1)[-1]
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
     number = small_int(port)
-    problem = None
     if not host or number is None:
-        problem = "not an address of the form tcp://HOST:PORT"
-    else:
-        try:
-            socket.create_connection((host, number), timeout=timeout).close()
-        except OSError as exc:
-            problem = str(exc) or type(exc).__name__
-        else:
-            problem = _not_dask(address, timeout)
+        return SchedulerProblem("not an address of the form tcp://HOST:PORT", lasting=True)
+    try:
+        socket.create_connection((host, number), timeout=timeout).close()
+    except OSError as exc:
+        return SchedulerProblem(str(exc) or type(exc).__name__, lasting=False)
+    problem = _not_dask(address, timeout)
+    return None if problem is None else SchedulerProblem(problem, lasting=True)
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """:class:`ClusterUnavailableError` unless a Dask scheduler answers at ``address`` within
+    ``timeout`` seconds (:func:`scheduler_problem`): checked before a tournament is created for
+    the cluster, so that an unreachable one leaves nothing behind (Dask's own client waits 30 s,
+    after the creation)."""
+    problem = scheduler_problem(address, timeout)
     if problem is not None:
         raise ClusterUnavailableError(
-            f"cannot reach the Dask scheduler at {address}: {problem}. Start one with "
+            f"cannot reach the Dask scheduler at {address}: {problem.text}. Start one with "
             f"'dask scheduler' and workers with 'arena worker --scheduler ADDRESS'."
         )
 

@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import text
 from sqlmodel import Session, col, func, select
 
 from arena.safetext import printable, small_int
@@ -35,6 +36,7 @@ from .models_accounts import BotUpload, UploadStatus
 
 PYTHON = "{python}"  # stands for the arena's own interpreter in stored commands
 ARTIFACT = "{artifact}"  # stands for the stored copy's path in stored commands
+BOT_NAME_LOCK = 0x506F6F6C  # PostgreSQL advisory lock class ("Pool") of a bot name's registration
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,18 @@ def add_bot(
 
 def get_or_add_bot(session: Session, name: str, *, revive: bool = True) -> tuple[Bot, bool, bool]:
     """The bot ``name`` in ``session``, added (and flushed, so it has an id) when there is none;
-    a removed one is brought back when ``revive``.  Returns ``(bot, added, revived)``."""
+    a removed one is brought back when ``revive``.  Returns ``(bot, added, revived)``.
+
+    Writers of one name take turns: until ``session``'s transaction ends, no other transaction
+    gets past this call for ``name``, and what this one reads after it (the newest version, to
+    number the next) includes every earlier writer's commit.  SQLite has that from its ``BEGIN
+    IMMEDIATE``; on PostgreSQL a transaction-scoped advisory lock on the name gives it (without
+    it two processes adding a new name at once both inserted it, or two adding a version both
+    numbered theirs N+1, and one ended in an ``IntegrityError`` traceback)."""
+    conn = session.connection()
+    if conn.dialect.name == "postgresql":
+        lock = text("SELECT pg_advisory_xact_lock(:lock, hashtext(:name))")
+        conn.execute(lock, {"lock": BOT_NAME_LOCK, "name": name})
     bot = session.exec(select(Bot).where(Bot.name == name)).first()
     if bot is None:
         bot = Bot(name=name)

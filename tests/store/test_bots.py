@@ -15,10 +15,13 @@ from arena.store.bots import (
     BotRegistryError,
     DuplicateUploadError,
     UnknownBotError,
+    _append_version,
+    _latest_version,
     add_bot,
     artifact_path,
     bot_versions,
     command_of,
+    get_or_add_bot,
     list_bots,
     remove_bot,
     resolve_version,
@@ -194,6 +197,40 @@ def test_concurrent_adds_of_one_file(sqlite_url: str, tmp_path: Path) -> None:
     assert not errors, errors
     assert len(list_bots(db)) == 20
     db.close()
+
+
+@pytest.mark.parametrize("known", [False, True], ids=["new-name", "next-version"])
+def test_two_writers_of_one_bot_name_take_turns(db: Database, tmp_path: Path, known: bool) -> None:
+    """One transaction registers a version of ``racer`` (a new name, or the next version of a
+    known one) and has not committed when another process adds a file under that name: the
+    second waits and then numbers its version after the first.  On PostgreSQL both used to insert
+    the name (or version N+1) and the second ended in an IntegrityError traceback
+    (``arena bots add`` run four times at once); SQLite's BEGIN IMMEDIATE serialised them."""
+    if known:
+        add_bot(db, "racer", bot_copy(tmp_path / "v0", "racer", "zero"))
+    first, second = bot_copy(tmp_path / "a", "racer", "first"), bot_copy(tmp_path / "b", "racer", "second")
+    outcome: list[object] = []
+
+    def other_process() -> None:
+        try:
+            outcome.append(add_bot(db, "racer", second))
+        except BaseException as exc:  # reported by the assertion below
+            outcome.append(exc)
+
+    with db.session() as session:
+        bot, added, _revived = get_or_add_bot(session, "racer")
+        assert bot.id is not None and added is not known
+        latest = _latest_version(session, bot.id)
+        mine = _append_version(session, bot.id, latest, sha256_file(first), "racer.py", "[]", True)
+        thread = threading.Thread(target=other_process)
+        thread.start()
+        thread.join(0.5)  # it waits for this transaction: no answer yet
+        assert not outcome, outcome
+    thread.join(30)
+    [theirs] = outcome
+    assert isinstance(theirs, BotVersion), theirs
+    assert theirs.version == mine.version + 1 and theirs.bot_id == bot.id
+    assert _stored(db) == (1, 3 if known else 2)
 
 
 def test_bots_cli(sqlite_url: str, arena_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

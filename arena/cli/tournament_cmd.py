@@ -39,7 +39,7 @@ from arena.tournament.formats.swiss import default_rounds
 from arena.tournament.pull import planned_total, ranked_versions
 from arena.tournament.pull import report as format_report
 from arena.tournament.runner import default_jobs, run_tournament
-from arena.tournament.service import FORMATS, TournamentConfigError, create
+from arena.tournament.service import FORMATS, MAX_GAMES, TournamentConfigError, create
 
 from .common import MAX_JOBS, database, fail, refuse_unknown_bots
 from .rules_option import RULES_HELP, parse_rules
@@ -67,7 +67,7 @@ SeedingOpt = Annotated[
 ]
 TablesOpt = Annotated[str, typer.Option("--tables", help="players per table, e.g. 2 or 2,4")]
 GamesOpt = Annotated[
-    int, typer.Option(min=1, help="seeds per table; each is played under every seat rotation")
+    int, typer.Option(min=1, max=MAX_GAMES, help="seeds per table; each is played under every seat rotation")
 ]
 SeedOpt = Annotated[
     int | None, typer.Option(min=0, max=SEED_LIMIT - 1, help="tournament seed (default: random)")

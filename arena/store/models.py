@@ -19,6 +19,9 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+TOURNAMENT_NAME_LENGTH = 128  # the tournament name's column (VARCHAR: PostgreSQL refuses longer)
+
+
 class MatchStatus:
     """The closed set of match states."""
 
@@ -59,7 +62,7 @@ class Tournament(SQLModel, table=True):
     """A tournament: its format, its field, its time control and its status."""
 
     id: int | None = Field(default=None, primary_key=True)
-    name: str = Field(max_length=128)
+    name: str = Field(max_length=TOURNAMENT_NAME_LENGTH)
     format: str = Field(max_length=32)  # a name in arena.tournament.formats.REGISTRY
     table_sizes: str = Field(max_length=16)  # e.g. "2" or "2,4": players per table
     games: int  # distinct seeds per table (each played under every seat rotation)

@@ -11,7 +11,7 @@ from arena.engine.variants import Rules
 from arena.referee.timecontrol import TimeControl
 from arena.sandbox.limits import SandboxLimits
 from arena.store.db import Database
-from arena.store.models import BotVersion, Tournament
+from arena.store.models import TOURNAMENT_NAME_LENGTH, BotVersion, Tournament
 from arena.store.tournaments import create_tournament, get_tournament
 
 from .formats import CONTINUOUS, REGISTRY, FormatError, make
@@ -22,6 +22,10 @@ from .pull import pull, settings_of
 FORMATS = tuple(name for name in REGISTRY if name not in CONTINUOUS)
 SEEDINGS = ("order", "rating")
 RATING_SYSTEM = "pl"  # the rating a knockout is seeded by (over every finished match, as 'arena leaderboard')
+# Seeds per table: a fixed schedule is stored whole when the tournament is created, and the
+# count is an INTEGER column (PostgreSQL refused 3,000,000,000 with a traceback; SQLite took it
+# and spent hours building the schedule).
+MAX_GAMES = 100_000
 
 
 class TournamentConfigError(ValueError):
@@ -76,6 +80,13 @@ def create(
         )
     if games < 1:
         raise TournamentConfigError("games must be at least 1")
+    if games > MAX_GAMES:
+        raise TournamentConfigError(
+            f"--games {games} is too many: at most {MAX_GAMES:,} seeds per table (the whole schedule "
+            f"is stored when the tournament is created)"
+        )
+    if name is not None:
+        _check_name(name)
     try:
         control = TimeControl(move_time, bank, cpu=cpu_clock)
     except ValueError as exc:
@@ -151,6 +162,23 @@ def create(
     assert made.id is not None
     pull(db, made.id)  # the format's first answer: stored now, so 'tournament show' lists it
     return get_tournament(db, made.id)
+
+
+def _check_name(name: str) -> None:
+    """:class:`TournamentConfigError` unless ``name`` can be stored on every backend: at most
+    :data:`TOURNAMENT_NAME_LENGTH` characters (PostgreSQL's VARCHAR refused a longer one with a
+    traceback, SQLite kept it), no NUL, and text that is UTF-8 (a command-line argument that is
+    not arrives with lone surrogates)."""
+    if len(name) > TOURNAMENT_NAME_LENGTH:
+        raise TournamentConfigError(
+            f"the name is {len(name)} characters long; give --name at most {TOURNAMENT_NAME_LENGTH}"
+        )
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TournamentConfigError("the name is not UTF-8 text; give --name in UTF-8") from None
+    if "\x00" in name:
+        raise TournamentConfigError("the name holds a NUL character; give --name without it")
 
 
 def _seeding(db: Database, versions: list[BotVersion]) -> tuple[list[int], list[float | None]]:

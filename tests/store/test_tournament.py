@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from sqlmodel import select
@@ -16,9 +17,9 @@ from arena.store.db import Database
 from arena.store.models import Match, MatchSeat, Replay, Tournament
 from arena.store.tournaments import CorruptReplayError, UnknownMatchError, load_replay
 from arena.tournament.runner import run_tournament
-from arena.tournament.service import TournamentConfigError, create
+from arena.tournament.service import MAX_GAMES, TournamentConfigError, create
 
-from .helpers import SAMPLES, match_rows, outcome, sample
+from .helpers import SAMPLES, cli_inproc, match_rows, outcome, sample
 
 DETERMINISTIC = {"greedy", "invader"}
 
@@ -121,6 +122,32 @@ def test_create_rejects_bad_setups(db: Database) -> None:
         create(db, ["greedy", "invader"], fmt="gauntlet", candidate="greedy")
     with db.session() as session:
         assert session.exec(select(Tournament)).all() == []
+
+
+def test_a_name_or_games_the_columns_cannot_hold_is_refused_on_every_backend(
+    db: Database, db_url: str, arena_home: Path
+) -> None:
+    """A tournament name over 128 characters and a ``--games`` count over :data:`MAX_GAMES` are
+    refused before anything is stored, on SQLite as on PostgreSQL, whose VARCHAR(128) name and
+    INTEGER games column answered ``tournament create --name <200 x>`` and ``--games
+    3000000000`` with a DataError traceback (SQLite stored the long name, and spent hours on
+    the schedule of 6 billion matches)."""
+    _register(db, ("greedy", "invader"))
+    with pytest.raises(TournamentConfigError, match="at most 128"):
+        create(db, ["greedy", "invader"], name="x" * 129)
+    with pytest.raises(TournamentConfigError, match="not UTF-8"):
+        create(db, ["greedy", "invader"], name="a\udcedb")
+    with pytest.raises(TournamentConfigError, match="NUL"):
+        create(db, ["greedy", "invader"], name="a\x00b")
+    with pytest.raises(TournamentConfigError, match="too many"):
+        create(db, ["greedy", "invader"], games=MAX_GAMES + 1)
+    for args in (["--name", "x" * 200], ["--games", "3000000000"]):
+        run = cli_inproc(arena_home, db_url, "tournament", "create", "greedy", "invader", *args, code=2)
+        assert "at most" in run.stderr or "less than or equal" in run.stderr, run.stderr
+    with db.session() as session:
+        assert session.exec(select(Tournament)).all() == []
+    t = create(db, ["greedy", "invader"], name="é" * 128, games=1)  # the longest name is stored
+    assert t.name == "é" * 128
 
 
 def _snapshot(db: Database) -> tuple[list[object], ...]:

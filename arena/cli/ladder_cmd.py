@@ -78,7 +78,13 @@ def run(
 
     The seed, tables, time control and sandbox are chosen when the ladder is created and kept
     for good (--new starts a new ladder); --max-tables and --stop-after limit this run only."""
-    from arena.ladder.field import GUESSABLE_WARNING, find_ladder, guessable_seed, stored_differences
+    from arena.ladder.field import (
+        GUESSABLE_WARNING,
+        MAX_TABLE_CYCLE,
+        find_ladder,
+        guessable_seed,
+        stored_differences,
+    )
     from arena.ladder.service import LadderSettings, play_ladder
     from arena.lifecycle import Stopped, StopSignals, exit_status
     from arena.referee.timecontrol import TimeControl
@@ -93,6 +99,12 @@ def run(
             raise fail(f"--tables takes player counts like 2,3,4, got {tables!r}", 2) from None
         if not sizes or any(not 2 <= k <= 4 for k in sizes):
             raise fail(f"--tables takes player counts of 2, 3 or 4, got {tables!r}", 2)
+        if len(sizes) > MAX_TABLE_CYCLE:  # before anything is written: --new keeps the current ladder
+            raise fail(
+                f"--tables takes at most {MAX_TABLE_CYCLE} player counts (the cycle is stored), got "
+                f"{len(sizes)}: {tables!r}",
+                2,
+            )
     if cluster is not None:  # before the ladder is made, or --new ends the current one
         from arena.tournament.cluster import ClusterUnavailableError, check_scheduler
 

@@ -47,6 +47,9 @@ from arena.store.tournaments import create_tournament, time_control_of
 
 LADDER_NAME = "ladder"
 DEFAULT_TABLES = (2, 3, 4)
+MAX_TABLE_CYCLE = 8
+"""The most table sizes a ladder's cycle holds: stored as "2,3,4,..." in the tournament's
+16-character ``table_sizes`` column (PostgreSQL refuses longer text; SQLite kept it)."""
 RUN_OPTIONS = ("max_tables", "inflight")
 """Format options that belong to one run of the ladder, never to the stored ladder."""
 
@@ -143,7 +146,14 @@ def ensure_ladder(
 
     ``options`` never stores a per-run option (:data:`RUN_OPTIONS`), and an existing ladder that
     has one stored (an earlier version stored ``max_tables``) has it removed
-    (:func:`forget_run_options`)."""
+    (:func:`forget_run_options`).
+
+    A cycle of more than :data:`MAX_TABLE_CYCLE` table sizes is a :class:`ValueError`, raised
+    before anything is written (a ``new`` ladder's predecessor stays the ladder)."""
+    if len(table_sizes) > MAX_TABLE_CYCLE:
+        raise ValueError(
+            f"a ladder's table cycle holds at most {MAX_TABLE_CYCLE} sizes, got {len(table_sizes)}"
+        )
     found = find_ladder(db)
     if found is not None and not new:
         return forget_run_options(db, found)

@@ -14,10 +14,11 @@ from collections.abc import Hashable
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from store.helpers import run_cli, sample
+import pytest
+from store.helpers import cli_inproc, run_cli, sample
 
 from arena.ladder.background import LadderService
-from arena.ladder.field import find_ladder
+from arena.ladder.field import MAX_TABLE_CYCLE, ensure_ladder, find_ladder
 from arena.ladder.pull import tables_of
 from arena.ladder.ratings import fit_state
 from arena.ladder.service import LadderSettings, Refitter, play_ladder, run_ladder
@@ -326,3 +327,24 @@ def test_bad_numbers_for_a_ladder_are_one_line_and_make_no_ladder(sqlite_url: st
         )
         assert args[0] in run.stderr, run.stderr
     assert find_ladder(Database(sqlite_url)) is None
+
+
+def test_a_table_cycle_longer_than_the_column_is_refused_and_keeps_the_ladder(
+    db: Database, db_url: str, arena_home: Path
+) -> None:
+    """``ladder run --new --tables`` with 9 sizes (17 characters for the 16-character
+    ``table_sizes`` column) retired the current ladder and then, on PostgreSQL, ended in a
+    DataError traceback: no ladder was left.  It is refused before anything is written, on both
+    backends; a cycle of 8 sizes is stored and read back."""
+    current = ensure_ladder(db)
+    run = cli_inproc(
+        arena_home, db_url, "ladder", "run", "--new", "--tables", "2,2,2,2,2,2,2,2,2", "--max-tables", "0",
+        "--no-sandbox", code=2,
+    )  # fmt: skip
+    assert f"at most {MAX_TABLE_CYCLE} player counts" in run.stderr, run.stderr
+    with pytest.raises(ValueError, match="at most 8 sizes"):
+        ensure_ladder(db, table_sizes=(2,) * 9, new=True)
+    kept = find_ladder(db)
+    assert kept is not None and kept.id == current.id and kept.status != "finished"
+    longest = ensure_ladder(db, table_sizes=(2, 3, 4, 2, 3, 4, 2, 3), new=True)
+    assert get_tournament(db, longest.id or 0).table_sizes == "2,3,4,2,3,4,2,3"

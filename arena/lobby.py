@@ -65,6 +65,11 @@ class LobbyError(ValueError):
     """A lobby that cannot be set up as asked."""
 
 
+MAX_GAMES = 2**31 - 1
+"""The most matches per remote bot a lobby takes: its tournament stores the count in an INTEGER
+column (PostgreSQL refused 3,000,000,000 with a traceback; 0 plays on while the bot is online)."""
+
+
 @dataclass(frozen=True)
 class LobbyConfig:
     """What ``arena serve`` does."""
@@ -82,6 +87,11 @@ class LobbyConfig:
     duration: float = 0.0  # stop after this many seconds (0: when every remote bot is done)
     cpu_clock: bool = False  # charge the local opponents' CPU time, not wall-clock time
     max_connections: int = LISTEN_CONNECTIONS  # connections the listener holds at once, all clients
+
+    def __post_init__(self) -> None:
+        """:class:`LobbyError` for a ``games`` count the database cannot store."""
+        if not 0 <= self.games <= MAX_GAMES:
+            raise LobbyError(f"games must be 0 to {MAX_GAMES:,} (0: while it is online), got {self.games}")
 
     @property
     def control(self) -> TimeControl:

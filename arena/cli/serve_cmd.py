@@ -15,6 +15,7 @@ import typer
 from arena.engine.chance import SEED_LIMIT
 from arena.hosting import sandbox_choice
 from arena.lifecycle import Stopped, exit_status
+from arena.lobby import MAX_GAMES as LOBBY_MAX_GAMES
 from arena.lobby import LobbyConfig, LobbyError
 from arena.referee.hardening import LISTEN_CONNECTIONS
 from arena.referee.server import TlsFiles
@@ -65,7 +66,10 @@ def serve(
     ] = "greedy",
     players: Annotated[int, typer.Option(min=2, max=4, help="lobby: players per table")] = 2,
     games: Annotated[
-        int, typer.Option(min=0, help="lobby: matches per remote bot (0: while it is online)")
+        int,
+        typer.Option(
+            min=0, max=LOBBY_MAX_GAMES, help="lobby: matches per remote bot (0: while it is online)"
+        ),
     ] = 2,
     move_time: Annotated[
         float, typer.Option(min=0.001, max=MAX_MOVE_TIME, help="lobby: seconds per decision")

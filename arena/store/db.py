@@ -46,6 +46,7 @@ from .errors import DatabaseReadOnlyError as DatabaseReadOnlyError
 from .errors import DatabaseUnavailableError as DatabaseUnavailableError
 from .errors import DatabaseUrlError as DatabaseUrlError
 from .errors import NoDatabaseError as NoDatabaseError
+from .errors import NumberOutOfRangeError as NumberOutOfRangeError
 from .errors import SchemaTooNewError as SchemaTooNewError
 from .errors import SchemaTooOldError as SchemaTooOldError
 from .errors import StoreError as StoreError
@@ -66,6 +67,8 @@ SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_FULL = 1
 PG_DAMAGE_STATES = ("XX001", "XX002")  # data_corrupted, index_corrupted
 PG_DISK_FULL = "53100"
 PG_READ_ONLY_TRANSACTION = "25006"  # a write in a read-only open (default_transaction_read_only)
+PG_OUT_OF_RANGE = "22003"  # numeric_value_out_of_range: e.g. an id over 2**31 - 1 for an INTEGER column
+INTEGER_MAX = 2**31 - 1  # PostgreSQL's INTEGER (ids, counts); SQLite's integers are 64-bit
 READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
 
@@ -139,8 +142,8 @@ def _prepare_for_writing(path: Path) -> None:
 
 
 def classify(exc: BaseException) -> str | None:
-    """``"damaged"``, ``"read-only"``, ``"cannot-open"``, ``"full"`` (its disk) for the driver
-    errors that mean so; else None."""
+    """``"damaged"``, ``"read-only"``, ``"cannot-open"``, ``"full"`` (its disk), ``"out-of-range"``
+    (a number beyond an integer column) for the driver errors that mean so; else None."""
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         primary = code & 0xFF if isinstance(code, int) else None
@@ -161,15 +164,36 @@ def classify(exc: BaseException) -> str | None:
         return "read-only"
     if state == PG_DISK_FULL:
         return "full"
+    if state == PG_OUT_OF_RANGE:
+        return "out-of-range"
     return None
 
 
-def translate(exc: BaseException, url: str) -> StoreError | None:
-    """The store error a driver error means (damage, read-only), or None to let it through."""
+def _out_of_range(where: str, exc: BaseException, parameters: object) -> NumberOutOfRangeError:
+    """The error for a number beyond PostgreSQL's INTEGER, naming the numbers of ``parameters``
+    (the statement's, a dict or a list of them) that are beyond it, when there are."""
+    rows = parameters if isinstance(parameters, list | tuple) else [parameters]
+    values = [v for row in rows if isinstance(row, dict) for v in row.values()]
+    big = sorted(
+        {v for v in values if isinstance(v, int) and not isinstance(v, bool) and abs(v) > INTEGER_MAX}
+    )
+    what = " and ".join(str(v) for v in big) if big else "a number given"
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return NumberOutOfRangeError(
+        f"{what} is out of range in the database {where} ({detail}): its ids and counts go up to "
+        f"{INTEGER_MAX:,}, so nothing stored has that number, and nothing was written"
+    )
+
+
+def translate(exc: BaseException, url: str, parameters: object = None) -> StoreError | None:
+    """The store error a driver error means (damage, read-only, a number out of range: the
+    numbers named are those of ``parameters`` beyond it), or None to let it through."""
     kind = classify(exc)
     if kind is None:
         return None
     where = describe(url)
+    if kind == "out-of-range":
+        return _out_of_range(where, exc, parameters)
     path = sqlite_path(url)
     if kind == "damaged":
         return DatabaseDamagedError(where, str(exc).strip().splitlines()[0], sqlite=path is not None)
@@ -194,7 +218,7 @@ def _on_error(url: str) -> Any:
             # SQLAlchemy's ping restoring autocommit, and the session failed.
             ctx.is_disconnect = True
             return
-        error = translate(ctx.original_exception, url)
+        error = translate(ctx.original_exception, url, ctx.parameters)
         if error is not None:
             raise error
 

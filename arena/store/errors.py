@@ -42,6 +42,11 @@ class NoDatabaseError(DatabaseUnavailableError):
     """A read-only open found no database where it looked (and created none)."""
 
 
+class NumberOutOfRangeError(StoreError):
+    """A number given to the database is beyond its integer columns (PostgreSQL's INTEGER ids and
+    counts end at 2,147,483,647): nothing stored has it, and nothing was written."""
+
+
 class DatabaseDamagedError(StoreError):
     """The database reports damaged pages; ``where`` names it and ``detail`` is what was seen."""
 

@@ -40,7 +40,7 @@ from arena.ratings import DEFAULT_SYSTEM, RATING_SYSTEMS, get_system, system_nam
 from arena.ratings.errors import RatingError, UnknownRatingSystemError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
 from arena.store.crosstable import cross_table
-from arena.store.db import Database, DatabaseDamagedError
+from arena.store.db import Database, DatabaseDamagedError, NumberOutOfRangeError
 from arena.store.tournaments import UnknownMatchError
 from arena.tournament.pull import ranked_versions
 from arena.tournament.pull import report as format_report
@@ -241,6 +241,14 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
                 request, 404, "Not found", f"there is no page at {request.url.path} (a number out of range)"
             )
         return await _unexpected(request, exc)
+
+    @app.exception_handler(NumberOutOfRangeError)
+    async def _out_of_range(request: Request, exc: NumberOutOfRangeError) -> Response:
+        # the same on PostgreSQL, whose INTEGER ids end at 2**31 - 1 (it answered 500 "Internal
+        # error" for /matches/3000000000, where SQLite found no match)
+        return problem_response(
+            request, 404, "Not found", f"there is no page at {request.url.path} (a number out of range)"
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:

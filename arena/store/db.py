@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 from sqlalchemy.pool import QueuePool
 from sqlmodel import Session
 
@@ -370,7 +370,32 @@ def migrate(engine: Engine) -> str:
                 else ""
             )
             raise DatabaseUnavailableError(f"cannot open the database {where}: {exc.orig}{advice}") from None
+        except ProgrammingError as exc:
+            # PostgreSQL's answer to a schema it cannot create: a table of another program with a
+            # Pool Arena table's name ("relation "bot" already exists", a traceback); SQLite says
+            # it with an OperationalError, above.  The migration's transaction rolled back.
+            raise DatabaseUnavailableError(
+                f"cannot set up the Pool Arena schema in the database {where}: "
+                f"{str(exc.orig).strip().splitlines()[0]}. It holds tables of another program: give "
+                f"Pool Arena a database of its own (e.g. CREATE DATABASE arena). Nothing was changed."
+            ) from None
     return head
+
+
+def _what_is_there(engine: Engine) -> str:
+    """``it is empty``, or which tables a database without a Pool Arena schema holds (another
+    program's: it was called empty)."""
+    from sqlalchemy import inspect
+
+    try:
+        with engine.connect() as conn:
+            tables = sorted(inspect(conn).get_table_names())
+    except OperationalError:
+        return "it is empty"
+    if not tables:
+        return "it is empty"
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return f"it holds other tables: {shown}; a database of another program?"
 
 
 def current_revision(engine: Engine, where: str) -> str:
@@ -386,8 +411,9 @@ def current_revision(engine: Engine, where: str) -> str:
         raise DatabaseUnavailableError(f"cannot open the database {where}: {exc.orig}") from None
     if current is None:
         raise NoDatabaseError(
-            f"the database {where} has no Pool Arena schema (it is empty) and this command only "
-            f"reads; {how_chosen()}. A command that writes (e.g. 'arena db upgrade') creates it."
+            f"the database {where} has no Pool Arena schema ({_what_is_there(engine)}) and this "
+            f"command only reads; {how_chosen()}. A command that writes (e.g. 'arena db upgrade') "
+            f"creates it."
         )
     if current not in known:
         raise _too_new(where, current, head)

@@ -339,3 +339,25 @@ def test_a_database_locked_too_long_is_named_with_what_to_do(
     message = str(info.value)
     assert str(path) in message and "database is locked" in message, message
     assert "another process held a lock on it" in message and "try again" in message, message
+
+
+def test_a_database_of_another_program_is_said_so_and_left_as_it_is(db_url: str) -> None:
+    """A database holding another program's table named like one of ours (``bot``): opening it
+    for writing ended in a ProgrammingError traceback (DuplicateTable) on PostgreSQL, where SQLite
+    said "cannot open the database ...: table bot already exists"; a read-only open called it
+    "empty".  Both now say what is there, and nothing is changed."""
+    from arena.store.db import DatabaseUnavailableError, NoDatabaseError
+
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE bot (id INTEGER PRIMARY KEY, owner TEXT)"))
+    with pytest.raises(NoDatabaseError, match="it holds other tables: bot"):
+        Database(db_url, readonly=True)
+    with pytest.raises(DatabaseUnavailableError, match=r"bot.* already exists") as info:
+        Database(db_url)
+    if engine.dialect.name == "postgresql":
+        assert "another program" in str(info.value) and "Nothing was changed" in str(info.value)
+    with engine.connect() as conn:
+        assert inspect(conn).get_table_names() == ["bot"]
+        assert [c["name"] for c in inspect(conn).get_columns("bot")] == ["id", "owner"]
+    engine.dispose()

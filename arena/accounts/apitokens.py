@@ -7,6 +7,7 @@ import secrets
 from sqlmodel import col, func, select
 
 from arena.accounts.errors import TooManyTokensError
+from arena.safetext import printable
 from arena.store.db import Database
 from arena.store.models import utcnow
 from arena.store.models_accounts import ApiToken, UserAccount
@@ -21,7 +22,12 @@ MAX_TOKENS = 20  # live (not revoked) tokens one user may hold
 def new_token(db: Database, user_id: int, name: str = "cli") -> str:
     """Make a token for ``user_id`` and return it (the only time it exists in clear);
     :class:`TooManyTokensError` when the user holds :data:`MAX_TOKENS` live ones already (an
-    outside review made 300 in 4 s: a row each, a line each on the account page, no bound)."""
+    outside review made 300 in 4 s: a row each, a line each on the account page, no bound).
+
+    ``name``, the label, is stored as :func:`~arena.safetext.printable` text, cut to 64
+    characters: a NUL (from the account page's form) made PostgreSQL refuse the row (a 500
+    "Internal error"; SQLite stored it), and a ``--label`` that is not UTF-8 stopped ``arena
+    users token`` with a codec error."""
     raw = PREFIX + secrets.token_urlsafe(32)
     with db.session() as session:
         live = session.exec(
@@ -34,7 +40,8 @@ def new_token(db: Database, user_id: int, name: str = "cli") -> str:
                 f"you have {live} API tokens, the most one user may hold: revoke one you no longer "
                 "use first (on your account page)"
             )
-        session.add(ApiToken(user_id=user_id, name=name[:64] or "token", token_hash=token_hash(raw)))
+        label = printable(name)[:64] or "token"
+        session.add(ApiToken(user_id=user_id, name=label, token_hash=token_hash(raw)))
     return raw
 
 

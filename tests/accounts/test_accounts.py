@@ -117,6 +117,19 @@ def test_api_tokens_are_stored_as_hashes_and_can_be_revoked(db: Database) -> Non
     assert not apitokens.revoke_token(db, user.id, row.id)
 
 
+def test_a_token_label_with_a_nul_or_bytes_that_are_not_utf8_is_stored_escaped(db: Database) -> None:
+    """The label comes from the account page's form (a NUL: PostgreSQL refused the row, a 500;
+    SQLite stored it) or ``arena users token --label`` (bytes that are not UTF-8 arrive as lone
+    surrogates: a codec error on both backends): stored as visible escapes, on both."""
+    user = create_user(db, "tara", "correct horse battery")
+    assert user.id is not None
+    labels = {"lap\x00top": "lap\\x00top", "lab\udcffel": "lab\\udcffel", "x" * 80: "x" * 64}
+    for label in labels:
+        found = apitokens.token_user(db, apitokens.new_token(db, user.id, label))
+        assert found is not None and found.username == "tara"
+    assert sorted(t.name for t in apitokens.list_tokens(db, user.id)) == sorted(labels.values())
+
+
 def test_token_bucket() -> None:
     now = [0.0]
     limiter = RateLimiter(3, 1.0, clock=lambda: now[0])

@@ -46,6 +46,7 @@ from .errors import DatabaseReadOnlyError as DatabaseReadOnlyError
 from .errors import DatabaseUnavailableError as DatabaseUnavailableError
 from .errors import DatabaseUrlError as DatabaseUrlError
 from .errors import NoDatabaseError as NoDatabaseError
+from .errors import NulInTextError as NulInTextError
 from .errors import NumberOutOfRangeError as NumberOutOfRangeError
 from .errors import SchemaTooNewError as SchemaTooNewError
 from .errors import SchemaTooOldError as SchemaTooOldError
@@ -143,7 +144,8 @@ def _prepare_for_writing(path: Path) -> None:
 
 def classify(exc: BaseException) -> str | None:
     """``"damaged"``, ``"read-only"``, ``"cannot-open"``, ``"full"`` (its disk), ``"out-of-range"``
-    (a number beyond an integer column) for the driver errors that mean so; else None."""
+    (a number beyond an integer column), ``"nul"`` (text with a NUL, which psycopg refuses before
+    sending it) for the driver errors that mean so; else None."""
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         primary = code & 0xFF if isinstance(code, int) else None
@@ -157,6 +159,8 @@ def classify(exc: BaseException) -> str | None:
         if primary == SQLITE_FULL:
             return "full"
         return None
+    if type(exc).__module__.startswith("psycopg") and "cannot contain NUL" in str(exc):
+        return "nul"
     state = getattr(exc, "sqlstate", None)
     if state in PG_DAMAGE_STATES:
         return "damaged"
@@ -194,6 +198,11 @@ def translate(exc: BaseException, url: str, parameters: object = None) -> StoreE
     where = describe(url)
     if kind == "out-of-range":
         return _out_of_range(where, exc, parameters)
+    if kind == "nul":
+        return NulInTextError(
+            f"text given to the database {where} holds a NUL character (\\x00), which PostgreSQL's "
+            f"text cannot hold: nothing stored has it, and nothing was written"
+        )
     path = sqlite_path(url)
     if kind == "damaged":
         return DatabaseDamagedError(where, str(exc).strip().splitlines()[0], sqlite=path is not None)

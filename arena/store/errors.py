@@ -47,6 +47,11 @@ class NumberOutOfRangeError(StoreError):
     counts end at 2,147,483,647): nothing stored has it, and nothing was written."""
 
 
+class NulInTextError(StoreError):
+    """Text given to the database holds a NUL character, which PostgreSQL's text columns cannot
+    hold: nothing stored has it (a lookup finds nothing), and nothing was written."""
+
+
 class DatabaseDamagedError(StoreError):
     """The database reports damaged pages; ``where`` names it and ``detail`` is what was seen."""
 

@@ -40,7 +40,7 @@ from arena.ratings import DEFAULT_SYSTEM, RATING_SYSTEMS, get_system, system_nam
 from arena.ratings.errors import RatingError, UnknownRatingSystemError
 from arena.rulesdoc import BOARD_SVG, RULES_MD
 from arena.store.crosstable import cross_table
-from arena.store.db import Database, DatabaseDamagedError, NumberOutOfRangeError
+from arena.store.db import Database, DatabaseDamagedError, NulInTextError, NumberOutOfRangeError
 from arena.store.tournaments import UnknownMatchError
 from arena.tournament.pull import ranked_versions
 from arena.tournament.pull import report as format_report
@@ -248,6 +248,14 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
         # error" for /matches/3000000000, where SQLite found no match)
         return problem_response(
             request, 404, "Not found", f"there is no page at {request.url.path} (a number out of range)"
+        )
+
+    @app.exception_handler(NulInTextError)
+    async def _nul(request: Request, exc: NulInTextError) -> Response:
+        # PostgreSQL's text holds no NUL: /bots/a%00b/charts or /api/matches?bot=a%00b name
+        # nothing (they answered 500 "Internal error" there; SQLite found no such bot)
+        return problem_response(
+            request, 404, "Not found", f"there is no page at {request.url.path} (text with a NUL character)"
         )
 
     @app.exception_handler(Exception)

@@ -1,7 +1,7 @@
-"""A number beyond PostgreSQL's INTEGER (2**31 - 1) names nothing, as on SQLite: ``arena
-tournament show 3000000000``, ``replays show``/``list``, and the web's ``/matches/3000000000``
-ended in a DataError traceback (a 500 "Internal error" page) on PostgreSQL, where SQLite said
-"no tournament 3000000000" (a 404)."""
+"""A number beyond PostgreSQL's INTEGER (2**31 - 1), or text with a NUL, names nothing, as on
+SQLite: ``arena tournament show 3000000000``, ``replays show``/``list``, and the web's
+``/matches/3000000000`` or ``/api/matches?bot=a%00b`` ended in a DataError traceback (a 500
+"Internal error" page) on PostgreSQL, where SQLite said "no tournament 3000000000" (a 404)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.store.db import Database, NumberOutOfRangeError
+from arena.store.bots import newest_version
+from arena.store.db import Database, NulInTextError, NumberOutOfRangeError
 from arena.store.tournaments import get_tournament
 
 from .helpers import cli_inproc
@@ -37,9 +38,15 @@ def test_an_id_beyond_the_integer_columns_names_nothing(db: Database, db_url: st
             get_tournament(db, BIG)
         run = cli_inproc(arena_home, db_url, "tournament", "show", str(BIG), code=1)
         assert "out of range" in run.stderr and "nothing stored has that number" in run.stderr, run.stderr
+        with pytest.raises(NulInTextError, match="NUL character"):
+            newest_version(db, "a\x00b")
+    else:
+        assert newest_version(db, "a\x00b") is None
 
 
-def test_the_web_answers_404_for_an_id_beyond_the_integer_columns(db: Database) -> None:
+def test_the_web_answers_404_for_an_id_beyond_the_integer_columns_or_a_nul(db: Database) -> None:
+    """Also text with a NUL (``/api/matches?bot=a%00b``, ``/bots/a%00b/charts``): psycopg refuses
+    it (PostgreSQL's text holds no NUL), the page was a 500; SQLite found no such bot."""
     from arena.web.app import create_app
     from arena.web.server import BackgroundServer
 
@@ -49,5 +56,7 @@ def test_the_web_answers_404_for_an_id_beyond_the_integer_columns(db: Database) 
         paths = [f"/matches/{BIG}", f"/api/matches/{BIG}", f"/tournaments/{BIG}", f"/api/tournaments/{BIG}"]
         for path in [*paths, f"/api/leaderboard?tournament={BIG}", f"/api/matches/{BIG}/replay.jsonl"]:
             assert _status(url + path) == 404, path
+        for path in ("/matches?bot=a%00b", "/api/matches?bot=a%00b", "/bots/a%00b/charts"):
+            assert _status(url + path) in (400, 404), path  # SQLite: "no bot" (400) on the filters
     finally:
         server.stop()

@@ -25,16 +25,13 @@ def may_manage(user: UserAccount | None, owner: int | None) -> bool:
 
 
 def owned_bots(db: Database, user_id: int) -> list[Bot]:
-    """The bots ``user_id`` owns (removed ones too), by name."""
+    """The bots ``user_id`` owns (removed ones too), by name in code point order on every backend
+    (PostgreSQL's ORDER BY follows the database's collation)."""
     with db.session() as session:
-        return list(
-            session.exec(
-                select(Bot)
-                .join(BotOwner, col(BotOwner.bot_id) == col(Bot.id))
-                .where(BotOwner.user_id == user_id)
-                .order_by(Bot.name)
-            ).all()
-        )
+        owned = session.exec(
+            select(Bot).join(BotOwner, col(BotOwner.bot_id) == col(Bot.id)).where(BotOwner.user_id == user_id)
+        ).all()
+        return sorted(owned, key=lambda bot: bot.name)
 
 
 def play_refusal(db: Database, user: UserAccount | None, version_id: int) -> str | None:

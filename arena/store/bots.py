@@ -414,7 +414,9 @@ def remote_versions(db: Database) -> list[tuple[BotVersion, str]]:
 
 
 def list_bots(db: Database, *, include_removed: bool = False) -> list[BotInfo]:
-    """Every bot with its latest version, by name."""
+    """Every bot with its latest version, by name (in code point order, as SQLite's BINARY
+    collation and :mod:`.quickread` sort: PostgreSQL's ORDER BY follows the database's collation,
+    which put ``alpha B2 beta Zed`` for ``B2 Zed alpha beta`` under an en-US one)."""
     with db.session() as session:
         query = select(Bot).where(col(Bot.name).not_like(f"{FILE_PREFIX}%")).order_by(Bot.name)
         query = query.where(col(Bot.name).not_like(f"{HUMAN_PREFIX}%"))  # people (arena play)
@@ -432,7 +434,7 @@ def list_bots(db: Database, *, include_removed: bool = False) -> list[BotInfo]:
                 select(func.count()).select_from(MatchSeat).where(col(MatchSeat.bot_version_id).in_(ids))
             ).one()
             out.append(BotInfo(bot, versions[0], len(versions), int(matches)))
-        return out
+        return sorted(out, key=lambda info: info.bot.name)
 
 
 def bot_versions(db: Database, name: str) -> tuple[Bot, list[BotVersion]]:

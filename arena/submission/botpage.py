@@ -276,4 +276,7 @@ def bot_index(db: Database) -> list[BotListing]:
             .outerjoin(BotUpload, col(BotUpload.bot_version_id) == col(BotVersion.id))
         ).all()
     top = {bot_id: (version, status or UploadStatus.ACTIVE) for bot_id, version, status in versions}
-    return [BotListing(bot.name, owner, *top[bot.id], bot.created_at) for bot, owner in bots if bot.id in top]
+    listed = [
+        BotListing(bot.name, owner, *top[bot.id], bot.created_at) for bot, owner in bots if bot.id in top
+    ]
+    return sorted(listed, key=lambda b: b.name)  # code point order: not the PostgreSQL database's collation

@@ -567,9 +567,10 @@ def get_tournament(db: Database, tournament_id: int) -> TournamentRow | None:
 
 
 def bot_names(db: Database) -> list[str]:
-    """Every bot name (removed ones too: their matches stay), for filter choices."""
+    """Every bot name (removed ones too: their matches stay), for filter choices, in code point
+    order on every backend (PostgreSQL's ORDER BY follows the database's collation)."""
     with db.session() as session:
-        return list(session.exec(select(Bot.name).order_by(col(Bot.name))).all())
+        return sorted(session.exec(select(Bot.name)).all())
 
 
 def terminations(db: Database) -> list[str]:

@@ -122,10 +122,13 @@ class HistoryPoint:
 
 
 def rating_history(db: Database, version_ids: Iterable[int], limit: int = 500) -> list[HistoryPoint]:
-    """The versions' beliefs after each of their last ``limit`` rated matches, oldest first."""
+    """The versions' beliefs after each of their last ``limit`` rated matches, oldest first.
+
+    ``placing`` is quoted: a reserved word in PostgreSQL, where the bare name was a syntax error
+    (the web's ``/bots/NAME/charts`` answered 500; SQLite took it)."""
     ids = [int(v) for v in version_ids]
     query = text(
-        "SELECT match_id, mu, sigma, games, placing FROM ladder_rating_history "
+        'SELECT match_id, mu, sigma, games, "placing" FROM ladder_rating_history '
         f"WHERE bot_version_id IN ({', '.join(str(v) for v in ids) or 'NULL'}) ORDER BY id DESC LIMIT :n"
     )
     with db.engine.connect() as conn:

@@ -9,6 +9,7 @@ handling (one line, exit 130; see :mod:`arena.cli.interrupt`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -135,12 +136,34 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def refuse_undecodable_arguments(argv: list[str]) -> str | None:
+    """The error line for the first argument of ``argv`` (the words after the program's name)
+    that is not UTF-8 text, or None.  Python hands such bytes on as lone surrogates, which no
+    name, database column or message can hold: ``arena bots show $'a\\xffb'`` ended in "'utf-8'
+    codec can't encode character '\\udcff'", and ``arena bots add`` of such a file name in an
+    OSError."""
+    for position, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            return (
+                f"error: argument {position} ('{shown}') is not UTF-8 text; Pool Arena takes names, "
+                "paths and options in UTF-8: retype it, or rename the file to a UTF-8 name"
+            )
+    return None
+
+
 def main() -> None:
     """Run the ``arena`` command line; Ctrl-C at any moment prints one line and exits 130; a
     command whose output went away ends quietly (:mod:`arena.cli.closed_output`)."""
     open_standard_streams()
     forget_unusable_width()
     escape_unencodable()
+    wrong = refuse_undecodable_arguments(sys.argv[1:])
+    if wrong is not None:
+        print(wrong, file=sys.stderr)
+        raise SystemExit(2)
     try:
         install()  # inside the guard: a Ctrl-C while it imports logging is the interrupt too
         build_app()(prog_name="arena")

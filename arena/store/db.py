@@ -70,6 +70,7 @@ PG_DISK_FULL = "53100"
 PG_READ_ONLY_TRANSACTION = "25006"  # a write in a read-only open (default_transaction_read_only)
 PG_OUT_OF_RANGE = "22003"  # numeric_value_out_of_range: e.g. an id over 2**31 - 1 for an INTEGER column
 INTEGER_MAX = 2**31 - 1  # PostgreSQL's INTEGER (ids, counts); SQLite's integers are 64-bit
+SQLITE_INTEGER_MAX = 2**63 - 1
 READ_COMMANDS = "tournament list/show, leaderboard, replays, bots list/show, web, db check"
 
 
@@ -146,6 +147,8 @@ def classify(exc: BaseException) -> str | None:
     """``"damaged"``, ``"read-only"``, ``"cannot-open"``, ``"full"`` (its disk), ``"out-of-range"``
     (a number beyond an integer column), ``"nul"`` (text with a NUL, which psycopg refuses before
     sending it) for the driver errors that mean so; else None."""
+    if isinstance(exc, OverflowError) and "SQLite INTEGER" in str(exc):  # raised before SQLite runs
+        return "out-of-range"
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         primary = code & 0xFF if isinstance(code, int) else None
@@ -173,19 +176,24 @@ def classify(exc: BaseException) -> str | None:
     return None
 
 
-def _out_of_range(where: str, exc: BaseException, parameters: object) -> NumberOutOfRangeError:
-    """The error for a number beyond PostgreSQL's INTEGER, naming the numbers of ``parameters``
-    (the statement's, a dict or a list of them) that are beyond it, when there are."""
-    rows = parameters if isinstance(parameters, list | tuple) else [parameters]
-    values = [v for row in rows if isinstance(row, dict) for v in row.values()]
-    big = sorted(
-        {v for v in values if isinstance(v, int) and not isinstance(v, bool) and abs(v) > INTEGER_MAX}
-    )
+def _out_of_range(
+    where: str, exc: BaseException, parameters: object, *, limit: int = INTEGER_MAX
+) -> NumberOutOfRangeError:
+    """The error for a number beyond the database's integers (``limit``: PostgreSQL's INTEGER, or
+    SQLite's 64 bits), naming the numbers of ``parameters`` (the statement's: a dict, a tuple, or
+    a list of them) that are beyond it, when there are."""
+    rows = parameters if isinstance(parameters, list) else [parameters]
+    values = [
+        v
+        for row in rows
+        for v in (row.values() if isinstance(row, dict) else row if isinstance(row, tuple) else ())
+    ]
+    big = sorted({v for v in values if isinstance(v, int) and not isinstance(v, bool) and abs(v) > limit})
     what = " and ".join(str(v) for v in big) if big else "a number given"
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return NumberOutOfRangeError(
         f"{what} is out of range in the database {where} ({detail}): its ids and counts go up to "
-        f"{INTEGER_MAX:,}, so nothing stored has that number, and nothing was written"
+        f"{limit:,}, so nothing stored has that number, and nothing was written"
     )
 
 
@@ -197,7 +205,8 @@ def translate(exc: BaseException, url: str, parameters: object = None) -> StoreE
         return None
     where = describe(url)
     if kind == "out-of-range":
-        return _out_of_range(where, exc, parameters)
+        sqlite = isinstance(exc, OverflowError)
+        return _out_of_range(where, exc, parameters, limit=SQLITE_INTEGER_MAX if sqlite else INTEGER_MAX)
     if kind == "nul":
         return NulInTextError(
             f"text given to the database {where} holds a NUL character (\\x00), which PostgreSQL's "

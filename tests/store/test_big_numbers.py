@@ -44,6 +44,19 @@ def test_an_id_beyond_the_integer_columns_names_nothing(db: Database, db_url: st
         assert newest_version(db, "a\x00b") is None
 
 
+def test_an_id_beyond_64_bits_is_one_line_on_every_backend(
+    db: Database, db_url: str, arena_home: Path
+) -> None:
+    """SQLite's integers end at 2**63 - 1: a bigger id raised Python's OverflowError before
+    SQLite ran, and ``arena tournament show 99999999999999999999`` ended in its traceback."""
+    huge = 10**20
+    for args in (["tournament", "show"], ["tournament", "start"], ["leaderboard", "--tournament"]):
+        run = cli_inproc(arena_home, db_url, *args, str(huge), code=1)
+        assert f"{huge} is out of range" in run.stderr and "nothing was written" in run.stderr, run.stderr
+    with pytest.raises(NumberOutOfRangeError, match=f"{huge} is out of range"):
+        get_tournament(db, huge)
+
+
 def test_the_web_answers_404_for_an_id_beyond_the_integer_columns_or_a_nul(db: Database) -> None:
     """Also text with a NUL (``/api/matches?bot=a%00b``, ``/bots/a%00b/charts``): psycopg refuses
     it (PostgreSQL's text holds no NUL), the page was a 500; SQLite found no such bot."""
@@ -54,6 +67,7 @@ def test_the_web_answers_404_for_an_id_beyond_the_integer_columns_or_a_nul(db: D
     url = server.start()
     try:
         paths = [f"/matches/{BIG}", f"/api/matches/{BIG}", f"/tournaments/{BIG}", f"/api/tournaments/{BIG}"]
+        paths += [f"/matches/{10**20}", f"/api/tournaments/{10**20}"]  # beyond SQLite's 64 bits too
         for path in [*paths, f"/api/leaderboard?tournament={BIG}", f"/api/matches/{BIG}/replay.jsonl"]:
             assert _status(url + path) == 404, path
         for path in ("/matches?bot=a%00b", "/api/matches?bot=a%00b", "/bots/a%00b/charts"):

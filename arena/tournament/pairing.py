@@ -65,6 +65,11 @@ def orient(table: tuple[int, ...], follows: Counter[tuple[int, int]]) -> tuple[i
     return best
 
 
+def table_count(n: int, k: int, limit: int = MAX_TABLES) -> int:
+    """How many tables :func:`balanced_tables` gives (without drawing them)."""
+    return min(math.comb(n, k), limit) if 0 <= k <= n else 0
+
+
 def balanced_tables(n: int, k: int, limit: int, seed: int) -> list[tuple[int, ...]]:
     """All k-combinations of n entries, or at most ``limit`` of them in which every entry appears
     about equally often (drawn reproducibly from ``seed``)."""

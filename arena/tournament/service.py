@@ -26,6 +26,9 @@ RATING_SYSTEM = "pl"  # the rating a knockout is seeded by (over every finished 
 # count is an INTEGER column (PostgreSQL refused 3,000,000,000 with a traceback; SQLite took it
 # and was still building the schedule of 6 billion matches 30 s later).
 MAX_GAMES = 100_000
+MAX_MATCHES = 1_000_000
+"""The most matches one tournament may plan (a field of 60 bots at tables of 2, 3 and 4 with
+--games 1000 planned 3.6 million; at a match a second that is six weeks of play)."""
 
 
 class TournamentConfigError(ValueError):
@@ -143,9 +146,14 @@ def create(
         move_time=move_time, bank=bank, cpu_clock=cpu_clock, config=json.dumps(config),
     )  # fmt: skip
     try:
-        make(fmt, settings_of(t, len(versions)))  # refuse bad settings before storing anything
+        planned = make(fmt, settings_of(t, len(versions))).planned()  # bad settings: refused first
     except FormatError as exc:
         raise TournamentConfigError(str(exc)) from None
+    if planned is not None and planned > MAX_MATCHES:
+        raise TournamentConfigError(
+            f"this tournament would have {planned:,} matches, more than the {MAX_MATCHES:,} one "
+            "tournament may have: give fewer --games, fewer table sizes or fewer bots"
+        )
     made = create_tournament(
         db,
         name=label,

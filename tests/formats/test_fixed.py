@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.tournament.formats import Settings, make
 from arena.tournament.formats.fixed import Gauntlet, RoundRobin
@@ -63,3 +66,39 @@ def test_table_sizes_are_interleaved_so_a_run_stopped_partway_has_played_a_share
     # listed first among equals
     most = max(total.values())
     assert int(seen[0].split("p-")[0]) == next(k for k in sizes if total[k] == most), total
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    fmt=st.sampled_from(["round-robin", "gauntlet"]),
+    entries=st.integers(4, 16),
+    sizes=st.sets(st.integers(2, 4), min_size=1).map(lambda s: tuple(sorted(s))),
+    games=st.integers(1, 3),
+)
+def test_planned_counts_the_schedule_without_building_it(
+    fmt: str, entries: int, sizes: tuple[int, ...], games: int
+) -> None:
+    """``planned()`` is computed (a schedule of millions of matches took minutes to build only
+    to be counted); it must stay the schedule's length, balanced subsets included (16 bots at
+    tables of 4: 1,820 tables, 400 drawn)."""
+    f = make(fmt, Settings(entries, sizes, games, seed=9))
+    assert f.planned() == len(f.schedule())
+
+
+def test_a_tournament_of_more_than_a_million_matches_is_refused(tmp_path: Path) -> None:
+    """4 bots at tables of 2, 3 and 4 make 28 matches a game: 100,000 games would be 2.8 million
+    (refused before anything is stored); 35,715 would be one game too many."""
+    from arena.store.db import Database
+    from arena.store.tournaments import list_tournaments
+    from arena.tournament.service import MAX_MATCHES, TournamentConfigError, create
+
+    db = Database(f"sqlite:///{tmp_path / 'a.db'}")
+    bots = ["random", "greedy", "greedy-naive", "invader"]
+    with pytest.raises(TournamentConfigError, match="would have 2,800,000 matches, more than the 1,000,000"):
+        create(db, bots, table_sizes=(2, 3, 4), games=100_000)
+    with pytest.raises(TournamentConfigError, match="would have 1,000,020 matches"):
+        create(db, bots, table_sizes=(2, 3, 4), games=MAX_MATCHES // 28 + 1)
+    assert list_tournaments(db) == []
+    made = create(db, bots, table_sizes=(2, 3, 4), games=2)
+    assert made.games == 2
+    db.close()

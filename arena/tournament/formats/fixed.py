@@ -59,7 +59,15 @@ class _Fixed(Format):
         return Wait()
 
     def planned(self) -> int | None:
-        return len(self.schedule())
+        """``len(self.schedule())``, counted without building it (a schedule of millions of
+        matches took minutes to build only to be counted)."""
+        s = self.settings
+        return sum(self.tables(k) * s.games * k for k in s.table_sizes)
+
+    def tables(self, k: int) -> int:
+        """How many tables of ``k`` seats the schedule has (each played ``games`` seeds under
+        every one of its ``k`` seat rotations)."""
+        raise NotImplementedError
 
 
 class RoundRobin(_Fixed):
@@ -76,6 +84,9 @@ class RoundRobin(_Fixed):
                 raise FormatError(
                     f"tables of {k} need at least {k} bots in the field, got {settings.entries}"
                 )
+
+    def tables(self, k: int) -> int:
+        return pairing.table_count(self.settings.entries, k)
 
     def schedule(self) -> list[Pairing]:
         s = self.settings
@@ -95,6 +106,9 @@ class Gauntlet(_Fixed):
         for k in settings.table_sizes:
             if field < k - 1:
                 raise FormatError(f"tables of {k} need at least {k - 1} bots in the field, got {field}")
+
+    def tables(self, k: int) -> int:
+        return pairing.table_count(self.settings.entries - 1, k - 1)
 
     def schedule(self) -> list[Pairing]:
         s = self.settings

@@ -239,7 +239,8 @@ def play_ladder(
     assert t.id is not None
     tid = t.id
     again = "arena ladder run"  # what goes on with it ('arena tournament resume' refuses a ladder)
-    with database_failures(tid, again), coordinator_lease(db, tid, wait=wait, again=again) as lease:
+    failures = database_failures(tid, again, what="the ladder")
+    with failures, coordinator_lease(db, tid, wait=wait, again=again) as lease:
         path = run_path(db.url, tid)
         reap_dead_run(path)
         run = RunFile.new(path, tid)

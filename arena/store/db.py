@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ from .errors import DatabaseDamagedError as DatabaseDamagedError
 from .errors import DatabaseReadOnlyError as DatabaseReadOnlyError
 from .errors import DatabaseUnavailableError as DatabaseUnavailableError
 from .errors import DatabaseUrlError as DatabaseUrlError
+from .errors import ForeignSchemaError as ForeignSchemaError
 from .errors import NoDatabaseError as NoDatabaseError
 from .errors import NulInTextError as NulInTextError
 from .errors import NumberOutOfRangeError as NumberOutOfRangeError
@@ -343,7 +344,22 @@ def _current(conn: Connection) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-def _too_new(where: str, current: str, head: str) -> SchemaTooNewError:
+OUR_TABLES = frozenset({"bot", "botversion", "tournament", "match"})
+"""Tables every Pool Arena schema has had since its first revision: a database with an Alembic
+revision this version does not know is a newer Pool Arena's only when it has them."""
+
+
+def _too_new(where: str, current: str, head: str, tables: Collection[str]) -> StoreError:
+    """The error for an Alembic revision this version does not know: a newer Pool Arena's
+    (:class:`SchemaTooNewError`), or another program's (:class:`ForeignSchemaError`: its tables
+    lack Pool Arena's; it was called "newer than this Pool Arena knows")."""
+    if not set(tables) >= OUR_TABLES:
+        shown = ", ".join(sorted(tables)[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+        return ForeignSchemaError(
+            f"the database {where} holds another program's schema (Alembic revision {current!r}; "
+            f"tables: {shown or 'none'}), not Pool Arena's: give Pool Arena a database of its own "
+            f"(e.g. CREATE DATABASE arena, or another ARENA_HOME). Nothing was changed."
+        )
     return SchemaTooNewError(
         f"the database {where} has schema revision "
         f"{current!r}, newer than this Pool Arena knows (up to {head!r}); upgrade Pool Arena "
@@ -367,7 +383,7 @@ def migrate(engine: Engine) -> str:
                     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
                 current = _current(conn)
                 if current is not None and current not in known:
-                    raise _too_new(where, current, head)
+                    raise _too_new(where, current, head, _tables(conn))
                 if current != head:
                     from alembic import command
 
@@ -398,6 +414,13 @@ def migrate(engine: Engine) -> str:
                 f"Pool Arena a database of its own (e.g. CREATE DATABASE arena). Nothing was changed."
             ) from None
     return head
+
+
+def _tables(conn: Connection) -> list[str]:
+    """The table names of the database ``conn`` is open on."""
+    from sqlalchemy import inspect
+
+    return list(inspect(conn).get_table_names())
 
 
 def _what_is_there(engine: Engine) -> str:
@@ -434,7 +457,8 @@ def current_revision(engine: Engine, where: str) -> str:
             f"creates it."
         )
     if current not in known:
-        raise _too_new(where, current, head)
+        with engine.connect() as conn:
+            raise _too_new(where, current, head, _tables(conn))
     if current != head:
         raise SchemaTooOldError(
             f"the database {where} has schema revision {current!r}, older than this Pool Arena's "

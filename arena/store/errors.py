@@ -22,6 +22,10 @@ class SchemaTooNewError(StoreError):
     """The database was written by a newer Pool Arena; nothing was changed."""
 
 
+class ForeignSchemaError(StoreError):
+    """The database holds another program's Alembic schema, not Pool Arena's; nothing was changed."""
+
+
 class SchemaTooOldError(StoreError):
     """A read-only open found an older schema, which only an open for writing can upgrade."""
 

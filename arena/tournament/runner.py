@@ -555,16 +555,19 @@ def coordinate(
 
 
 @contextmanager
-def database_failures(tournament_id: int, again: str | None = None) -> Iterator[None]:
+def database_failures(
+    tournament_id: int, again: str | None = None, *, what: str | None = None
+) -> Iterator[None]:
     """A database failure during a run (a full disk, a dropped connection, ...) becomes a
-    :class:`TournamentError` that says what happened and what to do (run ``again``, by default
+    :class:`TournamentError` that says what happened, during what (``what``, by default
+    ``tournament ID``; the ladder says ``the ladder``), and what to do (run ``again``, by default
     ``arena tournament resume ID``: :func:`arena.store.lease.go_on_command`).  A match's result
     is one transaction, so a failed write leaves that match unfinished, never partly recorded."""
     try:
         yield
     except SQLAlchemyError as exc:
         raise TournamentError(
-            f"the database failed during tournament {tournament_id}: {failure_line(exc)}. "
+            f"the database failed during {what or f'tournament {tournament_id}'}: {failure_line(exc)}. "
             f"Nothing partial was recorded (each match is written in one transaction); when the "
             f"database is reachable and has space again, run '{go_on_command(tournament_id, again)}'."
         ) from exc

@@ -361,3 +361,26 @@ def test_a_database_of_another_program_is_said_so_and_left_as_it_is(db_url: str)
         assert inspect(conn).get_table_names() == ["bot"]
         assert [c["name"] for c in inspect(conn).get_columns("bot")] == ["id", "owner"]
     engine.dispose()
+
+
+def test_another_programs_alembic_schema_is_named_as_such(db_url: str) -> None:
+    """A database of another program that uses Alembic (its own ``alembic_version``, no table of
+    ours) was refused as "newer than this Pool Arena knows ... upgrade Pool Arena": advice that
+    cannot help.  It is named as another program's now, for writing and for reading, and left as
+    it is; a newer Pool Arena's database (our tables, an unknown revision) is still "newer"."""
+    from arena.store.db import ForeignSchemaError
+
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+        conn.execute(text("INSERT INTO alembic_version VALUES ('ae1027a6acf')"))
+        conn.execute(text("CREATE TABLE invoices (id INTEGER PRIMARY KEY)"))
+    for readonly in (False, True):
+        with pytest.raises(ForeignSchemaError, match="another program's schema") as info:
+            Database(db_url, readonly=readonly)
+        assert "'ae1027a6acf'" in str(info.value) and "invoices" in str(info.value)
+        assert "upgrade Pool Arena" not in str(info.value) and "Nothing was changed" in str(info.value)
+    with engine.connect() as conn:
+        assert sorted(inspect(conn).get_table_names()) == ["alembic_version", "invoices"]
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).all() == [("ae1027a6acf",)]
+    engine.dispose()

@@ -232,20 +232,11 @@ def create_app(db: Database, *, live: bool = True) -> FastAPI:
             request, 503, "Database unavailable", f"the database cannot be read: {exc.orig}"
         )
 
-    @app.exception_handler(OverflowError)
-    async def _overflow(request: Request, exc: OverflowError) -> Response:
-        # every route at once: an id (path or query) beyond the database's 64-bit integers names
-        # nothing ("Python int too large to convert to SQLite INTEGER"); another overflow is a bug
-        if "too large to convert" in str(exc):
-            return problem_response(
-                request, 404, "Not found", f"there is no page at {request.url.path} (a number out of range)"
-            )
-        return await _unexpected(request, exc)
-
     @app.exception_handler(NumberOutOfRangeError)
     async def _out_of_range(request: Request, exc: NumberOutOfRangeError) -> Response:
-        # the same on PostgreSQL, whose INTEGER ids end at 2**31 - 1 (it answered 500 "Internal
-        # error" for /matches/3000000000, where SQLite found no match)
+        # every route at once: an id (path or query) beyond the database's integers names nothing
+        # (PostgreSQL's INTEGER ids end at 2**31 - 1 and it answered 500 "Internal error" for
+        # /matches/3000000000; SQLite's end at 2**63 - 1, where Python's OverflowError did the same)
         return problem_response(
             request, 404, "Not found", f"there is no page at {request.url.path} (a number out of range)"
         )

@@ -22,6 +22,7 @@ from arena.referee import MatchResult, TimeControl
 from arena.referee.match import Match
 from arena.referee.timecontrol import MAX_BANK, MAX_MOVE_TIME
 from arena.sandbox import BotLaunchError, SandboxUnavailableError
+from arena.sandbox.launcher import fit_log_stem
 from arena.seeds import secret_seed
 from arena.termui import StatusLine, make_console
 
@@ -235,7 +236,7 @@ def _play(
         console.print(
             f"seat {f.seat} ({name}) forfeited: {f.reason}: {f.detail}", markup=False, highlight=False
         )
-        log = logs / f"{match_id}-seat{f.seat}-{name}.stderr.log"
+        log = logs / f"{fit_log_stem(f'{match_id}-seat{f.seat}-{name}')}.stderr.log"  # the host's name
         tail = str(f.evidence.get("stderr_tail", "")) if f.reason is Reason.CRASHED else ""
         if tail.strip():
             lines = tail.rstrip().splitlines()[-STDERR_LINES:]

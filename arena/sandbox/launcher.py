@@ -129,6 +129,16 @@ class _Capture:
         return printable(b"".join(self.tail)[-TAIL_BYTES:].decode("utf-8", "replace"))
 
 
+MAX_LOG_STEM = 150
+"""Bytes (UTF-8) of a bot log's name before ``.stdout.log``: a file system takes 255."""
+
+
+def fit_log_stem(stem: str) -> str:
+    """``stem`` cut to :data:`MAX_LOG_STEM` bytes of UTF-8 (a bot named after a 250-character
+    file ended ``arena match`` in "File name too long" when its log was opened)."""
+    return stem.encode()[:MAX_LOG_STEM].decode("utf-8", "ignore")
+
+
 class BotProcess:
     """One launched bot process (and its process group)."""
 
@@ -233,7 +243,7 @@ class BotProcess:
         out_sink = err_sink = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            stem = log_stem or self.name
+            stem = fit_log_stem(log_stem or self.name)
             self.stdout_path = self.log_dir / f"{stem}.stdout.log"
             self.stderr_path = self.log_dir / f"{stem}.stderr.log"
             out_sink = self.stdout_path.open("wb")

@@ -184,13 +184,36 @@ def check_bot_file(path: Path, max_bytes: int | None = None) -> list[str]:
         raise BotRegistryError(str(exc)) from None
 
 
+MAX_STORED_NAME = 200
+"""Bytes (UTF-8) of a stored copy's file name: a file system takes 255, the ``filename`` column
+255 characters, and an escaped control character takes four."""
+
+
+def stored_filename(name: str) -> str:
+    """``name`` as the stored copy's file name: printable text (a control character escaped, as
+    :func:`arena.safetext.printable` does, a tab and a newline too), at most
+    :data:`MAX_STORED_NAME` bytes of UTF-8.  A longer one keeps its suffix (``.py``, ``.js``: how
+    it is launched) and loses the end of its stem (a 250-character name, legal on disk, ended
+    ``bots add`` in "File name too long")."""
+    text = printable(name).replace("\t", "\\t").replace("\n", "\\n")  # (printable keeps these two)
+    if len(text.encode()) <= MAX_STORED_NAME:
+        return text
+    stem, dot, suffix = text.rpartition(".")
+    if not dot or len(suffix.encode()) > 16:
+        stem, suffix = text, ""
+    else:
+        suffix = dot + suffix
+    room = MAX_STORED_NAME - len(suffix.encode())
+    return stem.encode()[:room].decode("utf-8", "ignore") + suffix
+
+
 def _store_artifact(path: Path, digest: str) -> Path:
     """Copy ``path`` into the content-addressed store (once); return the copy's path."""
     store = arena_home() / "artifacts" / digest
-    target = store / printable(path.name)  # its name is stored: text (not bytes that are not UTF-8)
+    target = store / stored_filename(path.name)  # its name is stored: text, and not too long
     if not stored_file_intact(target, digest):  # missing, or damaged: (re)written
         store.mkdir(parents=True, exist_ok=True)
-        tmp = store / f".{path.name}.{uuid.uuid4().hex}.tmp"  # unique: concurrent adds of one file
+        tmp = store / f".{uuid.uuid4().hex}.tmp"  # unique: concurrent adds of one file
         shutil.copyfile(path, tmp)
         mode = os.stat(path).st_mode
         os.chmod(tmp, (mode | stat.S_IRUSR) & ~(stat.S_IWGRP | stat.S_IWOTH))

@@ -33,7 +33,7 @@ from arena.store.tournaments import (
     time_control_text,
 )
 from arena.termui import make_console
-from arena.tournament.display import TournamentDisplay, stopped_message, tournament_state
+from arena.tournament.display import ROUND_BY_ROUND, TournamentDisplay, stopped_message, tournament_state
 from arena.tournament.formats import CONTINUOUS
 from arena.tournament.formats.swiss import default_rounds
 from arena.tournament.pull import planned_total, ranked_versions
@@ -551,7 +551,14 @@ def show(tournament_id: Annotated[int, typer.Argument(metavar="ID", help="tourna
         standing = format_report(db, tournament_id)
         planned = planned_total(db, tournament_id) or 0
     stored = sum(counts.values())
-    later = f" ({planned - stored} more in later rounds, {planned} in all)" if planned > stored else ""
+    later = ""
+    if planned > stored and t.format in ROUND_BY_ROUND:
+        later = f" ({planned - stored} more in later rounds, {planned} in all)"
+    elif planned > stored:  # a fixed schedule not stored yet (a run killed before it was)
+        later = (
+            f" ({planned - stored} not stored yet, {planned} in all: "
+            f"'arena tournament start {t.id}' stores and plays them)"
+        )
     typer.echo(
         f"tournament {t.id}: {t.name}\n  format {t.format}, tables of {t.table_sizes}, {t.games} seed(s) per "
         f"table, seed {t.seed}, {time_control_text(t)}, rules {rules_label(t.rules)}\n"

@@ -191,6 +191,15 @@ class Match:
         link = self.links[seat]
         return link.can_come_back() and seat not in self.forfeits and not self.done.is_set()
 
+    def stream_gone(self, seat: int) -> None:
+        """No stream holds ``seat`` now (its session's next one has come): a seat with a grace that
+        has not heard yet that its stream ended is away from now on, so the new stream takes it
+        again (it was parked for the session's next match, and this one waited out its grace)."""
+        link = self.links[seat]
+        away = link.can_come_back() or seat in self.forfeits or self.done.is_set()
+        if link.grace > 0 and link.closed is None and not away:
+            link.deliver(Closed(Reason.DISCONNECTED, "its stream ended; a new one came with its token"))
+
     def reattach(self, seat: int, channel: SeatChannel) -> SeatLink:
         """Connect a seat whose stream dropped through a new ``channel``: a fresh Welcome first,
         then the unanswered request (if any) again."""

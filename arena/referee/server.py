@@ -371,6 +371,10 @@ class RefereeServer:
         channel = GrpcSeatChannel()
         try:
             current = session.current
+            if current is not None:
+                # its last stream may have ended without the seat hearing yet (gRPC ended the call
+                # below the referee, told CALL_END_WAIT later): no stream holds it now, so it is away
+                current.match.stream_gone(current.seat)
             if current is not None and current.match.can_reattach(current.seat):
                 match = current.match
                 link = match.reattach(current.seat, channel)  # a dropped stream comes back

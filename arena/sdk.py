@@ -227,6 +227,7 @@ class Connection:
     tls_ca: str | None = None  # PEM file of the CA that signed the referee's certificate
     tls_server_name: str | None = None  # expected name in that certificate (default: the host)
     reconnect: float = 0.0  # seconds to keep trying when a stream drops in the middle of a match
+    connect_wait: float = 10.0  # seconds to keep trying to open the first stream (UNAVAILABLE)
 
 
 def _arguments(argv: Sequence[str] | None) -> Connection:
@@ -247,12 +248,26 @@ def _arguments(argv: Sequence[str] | None) -> Connection:
         default=float(env("ARENA_RECONNECT", "0")),
         help="seconds to keep reconnecting when a stream drops mid-match (remote bots)",
     )
+    parser.add_argument(
+        "--connect-wait",
+        type=float,
+        default=float(env("ARENA_CONNECT_WAIT", "10")),
+        help="seconds to keep trying when the first connection fails (the referee not reachable yet, "
+        "or a connection it dropped at once)",
+    )
     args, _ = parser.parse_known_args(argv)
     if not args.address or not args.token:
         parser.error(
             "the referee address and token are required (--address or ARENA_ADDRESS; ARENA_TOKEN or --token)"
         )
-    return Connection(str(args.address), str(args.token), args.tls_ca, args.tls_server_name, args.reconnect)
+    return Connection(
+        str(args.address),
+        str(args.token),
+        args.tls_ca,
+        args.tls_server_name,
+        args.reconnect,
+        args.connect_wait,
+    )
 
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
@@ -319,9 +334,11 @@ async def _play(bot: Bot, conn: Connection) -> int:
         streams = 0
         dropped_at: float | None = None
         progress = _Progress()
+        connect_by, pause = time.monotonic() + conn.connect_wait, 0.05
         while True:
+            first = not streams and not progress.in_match
             try:
-                done = await _play_stream(bot, stub, conn.token, progress)
+                done = await _play_stream(bot, stub, conn.token, progress, connect_by if first else None)
                 dropped_at = None
             except (_Dropped, grpc.aio.AioRpcError) as exc:
                 now = time.monotonic()
@@ -329,6 +346,15 @@ async def _play(bot: Bot, conn: Connection) -> int:
                     dropped_at = now
                 if dropped_at is not None and now - dropped_at < conn.reconnect:
                     await asyncio.sleep(0.2)  # the referee keeps our seat for a grace period
+                    continue
+                rpc = exc if isinstance(exc, grpc.aio.AioRpcError) else None
+                unavailable = rpc is not None and rpc.code() == grpc.StatusCode.UNAVAILABLE
+                if first and unavailable and now + pause < connect_by:
+                    # the referee not reachable yet, or a connection its side dropped at once
+                    # (seen under other bots' connection floods: an innocent bot exited 2 and
+                    # forfeited as crashed): try again within the wait, as wait-for-ready would
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 1.0)
                     continue
                 if isinstance(exc, _Dropped):
                     print(f"arena sdk: the stream dropped mid-match: {exc}", file=sys.stderr)
@@ -357,11 +383,26 @@ class _Progress:
     in_match: bool = False
 
 
-async def _play_stream(bot: Bot, stub: PlayStub, token: str, progress: _Progress | None = None) -> bool:
+async def _play_stream(
+    bot: Bot, stub: PlayStub, token: str, progress: _Progress | None = None, connect_by: float | None = None
+) -> bool:
     """One stream (one match).  Returns True when the referee said goodbye; raises _Dropped when
-    the stream broke between the Welcome and the result."""
+    the stream broke between the Welcome and the result.  With ``connect_by`` (a
+    ``time.monotonic()``), a stream not connected by then is cancelled as UNAVAILABLE (a
+    connection the listener took but never served held it for good)."""
     progress = progress or _Progress()
     call = stub(metadata=((TOKEN_KEY, token), (SETUP_KEY, "ready")))
+    if connect_by is not None:
+        try:
+            await asyncio.wait_for(call.wait_for_connection(), max(0.1, connect_by - time.monotonic()))
+        except TimeoutError:
+            call.cancel()
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                details="no connection to the referee within the wait (--connect-wait)",
+            ) from None
     # The Hello goes out after the Welcome, not before it: a stream the referee answers with a
     # Goodbye alone may already be finished, and writing into a finished call fails (INTERNAL).
     goodbye = False

@@ -5,7 +5,9 @@ logged that text raw to the standard error of the ``arena`` process, so a bot co
 terminal of whoever ran it.  The referee must keep its log quiet (``GRPC_VERBOSITY=NONE``) and
 judge the bot as for any silence: it never answers, so it forfeits by ``timeout``.
 
-No gRPC library: the HTTP/2 frames and literal (uncompressed) HPACK headers are written here."""
+No gRPC library: the HTTP/2 frames and literal (uncompressed) HPACK headers are written here,
+as in ``badencoding_bot.py``, not shared with it: a registered bot is one file, and this one is
+also played in a tournament (``tests/adversarial/test_terminal_injection.py``)."""
 
 import os
 import socket

@@ -317,6 +317,13 @@ async function main() {
   const strategy = new Strategy();
   let streams = 0;
   let idle = 0;
+  // The first connection is tried again for a while (ARENA_CONNECT_WAIT seconds, 10 by default;
+  // the referee waits 20 s for a seat): the referee may not listen yet, or its side may drop a
+  // fresh connection at once beside other bots' connection floods (proto/README.md).
+  const connectWait = Number(process.env.ARENA_CONNECT_WAIT || '10');
+  const connectBy = Date.now() + 1000 * (Number.isFinite(connectWait) ? connectWait : 10);
+  await new Promise((resolve) => client.waitForReady(connectBy, () => resolve()));
+  let pause = 50;
   try {
     for (;;) {
       let outcome;
@@ -324,6 +331,11 @@ async function main() {
         outcome = await playStream(client, token, strategy);
       } catch (err) {
         const gone = err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.CANCELLED;
+        if (streams === 0 && err.code === grpc.status.UNAVAILABLE && Date.now() + pause < connectBy) {
+          await new Promise((r) => setTimeout(r, pause));
+          pause = Math.min(pause * 2, 1000);
+          continue;
+        }
         if (streams > 0 && gone) return 0; // the referee went away after we played
         process.stderr.write(`node bot: the referee refused or dropped the stream: ${err.code} ${err.details}\n`);
         return 2;

@@ -4,8 +4,10 @@ real gRPC (grpc-js) over a Unix socket and over TCP, replays verified by the eng
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -169,3 +171,43 @@ def test_a_node_bot_that_blocks_its_event_loop_is_told_why_it_lost(node_bot: Pat
     assert "keepalive ping is not answered within 2 s" in forfeit.detail, forfeit.detail
     assert "must think in a worker thread" in forfeit.detail, forfeit.detail
     assert forfeit.evidence["time_used_ms"] < 8000, forfeit.evidence  # cut by the keepalive
+
+
+def test_the_node_bot_started_before_the_referee_listens_connects_and_plays(node_bot: Path) -> None:
+    """As the Python SDK (``tests/sdk/test_connect_wait.py``): the first connection is tried
+    again for up to ``ARENA_CONNECT_WAIT`` seconds (it gave up at the first UNAVAILABLE)."""
+    import socket as socket_module
+
+    from arena.referee.server import RefereeConfig
+
+    with socket_module.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+
+    async def run() -> tuple[tuple[object, ...], int | None]:
+        server = RefereeServer(RefereeConfig())
+        session, other = server.session("node"), server.session("random")
+        node = await asyncio.create_subprocess_exec(
+            "node", str(node_bot), f"--address={address}", env={**os.environ, "ARENA_TOKEN": session.token},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        rand = await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "bots" / "random_bot.py"), f"--address={address}",
+            env={**os.environ, "ARENA_TOKEN": other.token},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        await asyncio.sleep(1.5)  # both have failed to connect by now
+        await server.start(address)
+        try:
+            result = await server.play([session, other], 8, TimeControl(move_time=2.0, bank=5.0))
+            code = await asyncio.wait_for(node.wait(), 30)
+            await asyncio.wait_for(rand.wait(), 30)
+        finally:
+            for p in (node, rand):
+                if p.returncode is None:
+                    p.kill()
+            await server.stop(0)
+        return result.forfeits, code
+
+    forfeits, code = asyncio.run(run())
+    assert forfeits == () and code == 0, (forfeits, code)

@@ -7,12 +7,11 @@ import shlex
 import signal
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
 
-from arena.lifecycle import STOP_SIGNALS, Stopped, exit_status, run_supervised
+from arena.lifecycle import Stopped, StopSignals, exit_status, run_supervised
 from arena.safetext import small_int
 from arena.tournament.runner import default_jobs
 
@@ -52,10 +51,6 @@ def _check_dashboard(address: str) -> None:
         raise typer.BadParameter(f"cannot listen on {host}: {problem}", param_hint="--dashboard-address")
 
 
-def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    raise Stopped(signum)
-
-
 def _wait_for_scheduler(address: str) -> None:
     """Return once a Dask scheduler answers at ``address``; until then say once, in one line,
     that the workers wait for it.  Waiting is what ``dask worker`` does too, but silently, and a
@@ -65,29 +60,26 @@ def _wait_for_scheduler(address: str) -> None:
     signal)."""
     from arena.tournament.cluster import scheduler_problem
 
-    previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS}
     said = False
     try:
-        while (problem := scheduler_problem(address)) is not None:
-            if problem.lasting:
-                typer.echo(f"arena worker: no Dask scheduler at {address}: {problem.text}", err=True)
-                raise typer.Exit(1)
-            if not said:
-                typer.echo(
-                    f"arena worker: waiting for the Dask scheduler at {address} ({problem.text}); "
-                    "the workers start once it answers (Ctrl-C stops)",
-                    err=True,
-                )
-                said = True
-            time.sleep(RETRY_EVERY)
-        if said:
-            typer.echo(f"arena worker: the scheduler at {address} answers; starting the workers", err=True)
+        with StopSignals():  # a stop signal raises Stopped here (an ignored one stays ignored)
+            while (problem := scheduler_problem(address)) is not None:
+                if problem.lasting:
+                    typer.echo(f"arena worker: no Dask scheduler at {address}: {problem.text}", err=True)
+                    raise typer.Exit(1)
+                if not said:
+                    typer.echo(
+                        f"arena worker: waiting for the Dask scheduler at {address} ({problem.text}); "
+                        "the workers start once it answers (Ctrl-C stops)",
+                        err=True,
+                    )
+                    said = True
+                time.sleep(RETRY_EVERY)
     except Stopped as stop:
         typer.echo(f"arena worker: {stop.how()}", err=True)
         raise typer.Exit(exit_status(stop.signum)) from None
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+    if said:
+        typer.echo(f"arena worker: the scheduler at {address} answers; starting the workers", err=True)
 
 
 def worker(

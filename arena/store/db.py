@@ -354,7 +354,7 @@ def _too_new(where: str, current: str, head: str, tables: Collection[str]) -> St
     (:class:`SchemaTooNewError`), or another program's (:class:`ForeignSchemaError`: its tables
     lack Pool Arena's; it was called "newer than this Pool Arena knows")."""
     if not set(tables) >= OUR_TABLES:
-        shown = ", ".join(sorted(tables)[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+        shown = _listed(tables)
         return ForeignSchemaError(
             f"the database {where} holds another program's schema (Alembic revision {current!r}; "
             f"tables: {shown or 'none'}), not Pool Arena's: give Pool Arena a database of its own "
@@ -416,6 +416,12 @@ def migrate(engine: Engine) -> str:
     return head
 
 
+def _listed(tables: Collection[str]) -> str:
+    """The first five of ``tables`` by name, and how many more."""
+    names = sorted(tables)
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def _tables(conn: Connection) -> list[str]:
     """The table names of the database ``conn`` is open on."""
     from sqlalchemy import inspect
@@ -426,17 +432,14 @@ def _tables(conn: Connection) -> list[str]:
 def _what_is_there(engine: Engine) -> str:
     """``it is empty``, or which tables a database without a Pool Arena schema holds (another
     program's: it was called empty)."""
-    from sqlalchemy import inspect
-
     try:
         with engine.connect() as conn:
-            tables = sorted(inspect(conn).get_table_names())
+            tables = _tables(conn)
     except OperationalError:
         return "it is empty"
     if not tables:
         return "it is empty"
-    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
-    return f"it holds other tables: {shown}; a database of another program?"
+    return f"it holds other tables: {_listed(tables)}; a database of another program?"
 
 
 def current_revision(engine: Engine, where: str) -> str:

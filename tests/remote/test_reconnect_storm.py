@@ -10,13 +10,10 @@ import asyncio
 import socket
 import struct
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from arena.lobby import Lobby, LobbyConfig
-from arena.store.bots import add_bot, add_remote_bot
+from arena.store.bots import add_remote_bot
 from arena.store.db import Database
 from arena.v1 import arena_pb2 as pb
 from tests.sockkit import HTTP2_PREFACE, h2_frame, hpack_literal
@@ -25,16 +22,6 @@ REPO = Path(__file__).resolve().parent.parent.parent
 BIG_WINDOW = h2_frame(4, 0, 0, struct.pack(">HI", 4, 0x7FFFFFFF)) + h2_frame(
     8, 0, 0, struct.pack(">I", 2**30)
 )
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
-    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
-    database = Database()
-    add_bot(database, "greedy", REPO / "bots" / "greedy_bot.py")
-    yield database
-    database.close()
 
 
 def _stream(port: int, token: str) -> socket.socket:

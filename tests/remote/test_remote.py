@@ -12,7 +12,7 @@ import socket
 import struct
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -23,7 +23,7 @@ from arena.lobby import Lobby, LobbyConfig
 from arena.referee.match import Match
 from arena.referee.server import TlsFiles
 from arena.sandbox import SandboxLimits, bwrap_problem
-from arena.store.bots import add_bot, add_remote_bot
+from arena.store.bots import add_remote_bot
 from arena.store.db import Database
 from arena.store.tournaments import get_tournament, load_replay
 from arena.v1 import arena_pb2 as pb
@@ -77,16 +77,6 @@ class Proxy:
         self.cut()
         if self.server is not None:
             self.server.close()
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
-    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
-    database = Database()
-    add_bot(database, "greedy", REPO / "bots" / "greedy_bot.py")
-    yield database
-    database.close()
 
 
 def _sandbox() -> SandboxLimits | None:

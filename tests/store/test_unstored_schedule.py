@@ -23,8 +23,8 @@ def test_a_round_robin_without_its_stored_schedule_says_how_to_store_it(
     t = create(db, ["random", "greedy", "invader"], table_sizes=(2, 3), games=2)
     with db.session() as session:  # as if killed before the schedule was written
         ids = select(Match.id).where(Match.tournament_id == t.id)
-        session.exec(delete(MatchSeat).where(col(MatchSeat.match_id).in_(ids)))  # type: ignore[call-overload]
-        session.exec(delete(Match).where(col(Match.tournament_id) == t.id))  # type: ignore[call-overload]
+        session.execute(delete(MatchSeat).where(col(MatchSeat.match_id).in_(ids)))
+        session.execute(delete(Match).where(col(Match.tournament_id) == t.id))
         session.commit()
     shown = cli_inproc(arena_home, db_url, "tournament", "show", str(t.id))
     planned = 3 * 2 * 2 + 1 * 2 * 3  # three 2-player tables and one 3-player table, 2 seeds each

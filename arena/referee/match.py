@@ -497,7 +497,8 @@ class Match:
         """One inbox item while request ``rid`` waits: the accepted action, or what became of it."""
         link = self.links[seat]
         if isinstance(item, Away):
-            return _Step.WAIT if await self._await_return(seat, item, think) else _Step.OUT
+            link.took_away()
+            return _Step.WAIT if await self._await_return(seat, think) else _Step.OUT
         if isinstance(item, Closed):
             reason, detail = await self._classify(seat, item)
             self._forfeit(seat, reason, detail, used=think)
@@ -572,7 +573,7 @@ class Match:
             log.exception("arena bug: probing seat %d raised", seat)
             return None
 
-    async def _await_return(self, seat: int, away: Away, think: float) -> bool:
+    async def _await_return(self, seat: int, think: float) -> bool:
         """The seat's stream dropped: wait (within its grace) for it to come back.  True once it
         is back; False after the ``disconnected`` forfeit."""
         link = self.links[seat]
@@ -583,7 +584,7 @@ class Match:
             async with asyncio.timeout(max(0.0, back)):
                 await link.reattached.wait()
         except TimeoutError:
-            detail = f"lost the connection ({away.detail}) and did not reconnect within {link.grace:g}s"
+            detail = f"lost the connection ({link.away_detail}) and did not reconnect within {link.grace:g}s"
             self._forfeit(seat, Reason.DISCONNECTED, detail, used=think)
             return False
         return True

@@ -55,8 +55,11 @@ class SeatLink:
     pending_sent: float = 0.0  # when pending_request was sent (monotonic)
     latest_sent: int = 0  # id of the latest request sent to this seat (stamped on what arrives)
     ids_sent: set[int] = field(default_factory=set)  # every request id sent to this seat (match-wide ids)
-    # (dropped, back) monotonic times of the outages since the current request was sent
-    outages: list[tuple[float, float]] = field(default_factory=list)
+    # seconds the stream was down since the current request was sent, in outages already over
+    # (a running sum, not a list: a seat that drops and comes back thousands of times costs nothing)
+    away_done: float = 0.0
+    away_detail: str = ""  # why the stream last dropped
+    away_queued: bool = False  # an Away is in the inbox, not read yet (one stands for any number)
     away_spent: float = 0.0  # seconds of time away already not charged, in decisions of this match
     setup: bool = False  # the stream promised a Ready after the Welcome (metadata arena-setup)
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set by a Ready or a closed stream
@@ -85,8 +88,11 @@ class SeatLink:
         if isinstance(item, Closed) and self.grace > 0 and item.reason == Reason.DISCONNECTED:
             if self.away_since is None:  # it may come back: not closed, only away
                 self.away_since = time.monotonic()
+                self.away_detail = item.detail
                 self.reattached.clear()
-                self.inbox.put_nowait(Away(item.detail))
+                if not self.away_queued:  # the match reads the seat's state then, not the item's
+                    self.away_queued = True
+                    self.inbox.put_nowait(Away(item.detail))
             return
         if isinstance(item, Closed):
             self.ready.set()  # nothing to wait for
@@ -143,7 +149,7 @@ class SeatLink:
         self.pending_sent = time.monotonic()
         self.latest_sent = request.request_id
         self.ids_sent.add(request.request_id)
-        self.outages.clear()  # older outages cannot overlap this request
+        self.away_done = 0.0  # older outages cannot overlap this request
         self.ignored = 0
         self.readies = 0  # a Ready sent again is ignored: only a flood within one decision counts
         self.send(request)
@@ -157,7 +163,7 @@ class SeatLink:
         if old is not None and old is not channel:
             old.finish()  # whatever was still queued on the dropped stream is sent again
         if self.away_since is not None:
-            self.outages.append((self.away_since, time.monotonic()))
+            self.away_done += max(0.0, time.monotonic() - max(self.away_since, self.pending_sent))
         self.away_since = None
         self.reattached.set()
 
@@ -165,12 +171,17 @@ class SeatLink:
         """True while the seat's stream is down and it may still reconnect."""
         return self.away_since is not None
 
+    def took_away(self) -> None:
+        """The match has read the :class:`Away` in the inbox: a later drop queues another."""
+        self.away_queued = False
+
     def away_between(self, start: float, end: float) -> float:
-        """Seconds within [``start``, ``end``] (monotonic) during which the seat's stream was down."""
-        spans = [*self.outages]
+        """Seconds within [``start``, ``end``] (monotonic) during which the seat's stream was
+        down; ``start`` is when the current request was sent (outages before it are forgotten)."""
+        away = self.away_done
         if self.away_since is not None:
-            spans.append((self.away_since, end))
-        return sum(max(0.0, min(end, back) - max(start, dropped)) for dropped, back in spans)
+            away += max(0.0, end - max(self.away_since, start))
+        return away
 
     def free_away(self, start: float, end: float) -> float:
         """Seconds within [``start``, ``end``] the seat was away that are not charged: time

@@ -91,6 +91,33 @@ def test_time_away_is_free_only_up_to_the_grace_per_match() -> None:
     assert sum(free) <= grace * 1000 + 1, free
 
 
+def test_thousands_of_drops_between_turns_queue_one_away() -> None:
+    """An outside review's reading: every drop of a seat that may come back queued an ``Away``
+    in its inbox and every return kept an outage, unbounded while the seat is not asked (the
+    match reads the inbox only during the seat's decisions).  A seat that drops and comes back
+    400 times during each of its opponent's decisions now leaves one ``Away`` in its inbox and
+    no growing list, and the match goes on normally."""
+    storms = 0
+    sizes: list[int] = []
+
+    async def asked(table: FakeTable, channel: FakeChannel, request: Request) -> None:
+        nonlocal storms
+        link = table.match.links[1]
+        if table.channels[1] and not link.can_come_back() and 1 not in table.match.forfeits:
+            storms += 1
+            for _ in range(400):
+                table.channel(1).close(detail="connection reset (test)")
+                table.reconnect(1)
+            sizes.append(link.inbox.qsize())
+            assert not hasattr(link, "outages") or len(link.outages) < 2
+        channel.answer(request.request_id, greedy_text(request))
+
+    result = asyncio.run(FakeTable(seed=7, grace=5.0).play([asked, greedy]))
+    assert result.forfeits == (), result.forfeits
+    assert storms >= 5, storms
+    assert max(sizes) <= 1, sizes  # was 400 after the first storm, 800 after the second, ...
+
+
 # ---------------------------------------------------------------------- a real remote bot
 
 

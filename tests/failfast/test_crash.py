@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -281,8 +282,11 @@ def test_a_stream_ended_by_the_bots_own_deadline_says_so(
     )
     assert run.code == 3, run.stderr
     line = next(x for x in run.stderr.splitlines() if x.startswith("seat 0 (hasty) forfeited"))
-    assert line == (
-        "seat 0 (hasty) forfeited: disconnected: the stream ended at its own deadline: the bot opened it "
-        "with a gRPC deadline of 1.5 s (grpc-timeout; e.g. timeout= in Python); a match's stream must "
-        "have none"
+    # the bot's 1.5 s deadline as the header carries it: what is left of it when gRPC sends the
+    # headers (1.4 s was seen on a loaded machine)
+    assert re.fullmatch(
+        r"seat 0 \(hasty\) forfeited: disconnected: the stream ended at its own deadline: the bot opened "
+        r"it with a gRPC deadline of 1\.[0-5] s \(grpc-timeout; e\.g\. timeout= in Python\); a match's "
+        r"stream must have none",
+        line,
     ), line

@@ -61,11 +61,14 @@ def test_setup_beyond_the_allowance_starts_the_match_and_counts(
     result = play(seats, seed=4, control=TimeControl(3.0, 0.0))
     assert not result.forfeits
     assert records(record)[1]["setup_ms"] == 500
-    assert 700 < _first_think_ms(result.replay, 0) < 2500
+    # About 1 s; less when the greedy seat connected late on a loaded machine (the allowance
+    # runs from when every seat is there, the bot's sleep from its own Welcome): 621 ms was
+    # seen under four test processes on two cores.  Uncharged, it would be a few ms.
+    assert 300 < _first_think_ms(result.replay, 0) < 2500
     # The bot's clock agrees: its first request waited about 1 s, so ``time_left()`` is about
     # 2 s, not the full 3 s (it used to be timed from when the SDK read the request).
     first = next(ln for ln in records(record) if ln["hook"] == "choose")
-    assert 1.0 < first["time_left"] < 2.4, first["time_left"]
+    assert 1.0 < first["time_left"] < 2.75, first["time_left"]
 
 
 async def _raw_client(address: str, token: str, *, promise: bool, ready_after: float) -> dict[str, Any]:

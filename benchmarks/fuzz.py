@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python benchmarks/fuzz.py [--examples N] [--quick] [--target NAME ...]
 
-Targets (defined in tests/referee/fuzz_targets.py, where the CI tests run them with fewer
+Targets (defined in tests/referee/fuzz_targets.py and storm_targets.py, where the CI tests run them with fewer
 examples):
 
   parser     parse_action on arbitrary text, notation-built text and mutated actions: an Action
@@ -11,6 +11,9 @@ examples):
   answers    the real Match, driven in memory through the fake channel: arbitrary BotMessages, bytes
              through the server's deserializer, request ids and action text, at arbitrary moments
   grpc       the same over real gRPC: raw bytes written by a client on a real TCP socket
+  reconnect  the real Match in memory, one seat dropping, coming back (at once, late, never),
+             flapping hundreds of times, ending its stream or sending noise, at its own requests
+             and during its opponent's (tests/referee/storm_targets.py)
 
 Prints, per target, the examples run, the failures (with the falsifying example) and the time;
 exits 1 if any target failed.  ``--quick``: 200 examples per target.
@@ -42,8 +45,9 @@ from referee.fuzz_targets import (  # noqa: E402  (the targets live with the tes
     check_notation,
     check_parse_action,
 )
+from referee.storm_targets import STORM_PLANS, check_storm  # noqa: E402
 
-TARGETS = ("parser", "notation", "answers", "grpc")
+TARGETS = ("parser", "notation", "answers", "grpc", "reconnect")
 
 
 def _run(name: str, examples: int, strategy: Any, check: Callable[..., None]) -> tuple[int, int, float]:
@@ -91,6 +95,9 @@ def main() -> int:
         elif name == "answers":
             plans = st.tuples(PLANS, st.integers(0, 1), st.integers(0, 2**20))
             row = _run(name, examples, plans, check_answers)
+        elif name == "reconnect":
+            storms = st.tuples(STORM_PLANS, STORM_PLANS, st.integers(0, 2**20))
+            row = _run(name, examples, storms, check_storm)
         else:
             rig = GrpcRig()
             try:

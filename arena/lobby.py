@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from arena.hosting import BotSpec, LocalSeat, MatchHost
@@ -63,6 +63,26 @@ def _opponent(db: Database, ref: str) -> BotVersion:
 
 class LobbyError(ValueError):
     """A lobby that cannot be set up as asked."""
+
+
+def _refuse_repeated(versions: Sequence[BotVersion], names: Sequence[str]) -> None:
+    """:class:`LobbyError` when two opponents of a table are one bot version: a tournament holds
+    each version once (``--opponents greedy,random,greedy`` ended ``arena serve`` in an
+    IntegrityError traceback)."""
+    from arena.botref import sample_bots
+
+    seen: dict[int, str] = {}
+    for version, name in zip(versions, names, strict=False):
+        key = version.id or 0
+        if key in seen:
+            same = f"{name!r} twice" if name == seen[key] else f"{seen[key]!r} and {name!r}, one bot version,"
+            sample = sample_bots().get(name)
+            source = str(sample) if sample is not None else "FILE"
+            raise LobbyError(
+                f"--opponents names {same} but a table's opponents must be different bots: to play "
+                f"several copies, register each under its own name (e.g. 'arena bots add {name}-2 {source}')"
+            )
+        seen[key] = name
 
 
 MAX_GAMES = 2**31 - 1
@@ -145,6 +165,7 @@ class Lobby:
         for v in self.opponents:
             if v.kind == "remote":
                 raise LobbyError("opponents must be local bots (remote bots are the ones that connect)")
+        _refuse_repeated(self.opponents, config.opponents)
         self.remotes: list[_Remote] = []
         self.tournament_id = 0
         self.address = ""

@@ -28,3 +28,20 @@ def test_a_lobby_games_count_the_column_cannot_hold_is_refused(
     assert "--games" in run.stderr and "2147483647" in run.stderr, run.stderr
     with db.session() as session:
         assert session.exec(select(Tournament)).all() == []
+
+
+def test_a_lobby_table_with_one_opponent_twice_is_refused_in_one_line(
+    db: Database, db_url: str, arena_home: Path
+) -> None:
+    """``arena serve --listen ... --players 4 --opponents greedy,random,greedy`` ended in an
+    IntegrityError traceback (a tournament holds each bot version once); it is one line now,
+    naming the sample's file to register a second copy from, and nothing is stored."""
+    run = cli_inproc(
+        arena_home, db_url, "serve", "--port", "0", "--listen", "127.0.0.1:0", "--players", "4",
+        "--opponents", "greedy,random,greedy", "--no-sandbox", code=2,
+    )  # fmt: skip
+    assert "--opponents names 'greedy' twice" in run.stderr, run.stderr
+    assert "arena bots add greedy-2 " in run.stderr and "greedy_bot.py" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and "IntegrityError" not in run.stderr, run.stderr
+    with db.session() as session:
+        assert session.exec(select(Tournament)).all() == []

@@ -8,7 +8,7 @@ import struct
 from collections.abc import Iterator
 
 from arena.v1 import arena_pb2 as pb
-from tests.sockkit import HTTP2_PREFACE, h2_frame, hpack_literal
+from tests.sockkit import HTTP2_PREFACE, frames, h2_frame, hpack_literal
 
 # a connection window and a stream window far larger than a match needs (no WINDOW_UPDATE owed)
 BIG_WINDOW = h2_frame(4, 0, 0, struct.pack(">HI", 4, 0x7FFFFFFF)) + h2_frame(
@@ -29,27 +29,14 @@ def open_stream(port: int, token: str, timeout: float = 10.0) -> socket.socket:
 def messages(sock: socket.socket) -> Iterator[pb.RefereeMessage]:
     """The referee's messages on stream 1 as they arrive (PINGs and SETTINGS acknowledged), until
     the connection ends; a socket timeout or reset ends them too."""
-    buf = data = b""
-    while True:
-        try:
-            chunk = sock.recv(65536)
-        except OSError:
-            return
-        if not chunk:
-            return
-        buf += chunk
-        while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
-            n, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
-            payload, buf = buf[9 : 9 + n], buf[9 + n :]
-            if kind == 6 and not flags & 1:
-                sock.sendall(h2_frame(6, 1, 0, payload))
-            elif kind == 4 and not flags & 1:
-                sock.sendall(h2_frame(4, 1, 0, b""))
-            elif kind == 0:
-                data += payload
-            while len(data) >= 5 and len(data) >= 5 + (size := int.from_bytes(data[1:5], "big")):
-                message, data = pb.RefereeMessage.FromString(data[5 : 5 + size]), data[5 + size :]
-                yield message
+    data = b""
+    for kind, _flags, payload in frames(sock):
+        if kind != 0:  # DATA
+            continue
+        data += payload
+        while len(data) >= 5 and len(data) >= 5 + (size := int.from_bytes(data[1:5], "big")):
+            message, data = pb.RefereeMessage.FromString(data[5 : 5 + size]), data[5 + size :]
+            yield message
 
 
 def send_message(sock: socket.socket, message: pb.BotMessage) -> None:

@@ -5,7 +5,6 @@ with the same token connects later; the decision records the outage as ``away_ms
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 from arena.engine import legal_actions, replay
@@ -14,19 +13,9 @@ from arena.referee.match import Match
 from arena.store.bots import add_remote_bot
 from arena.store.db import Database
 from tests.referee.test_away_time import decisions_with_away
+from tests.remote.samplebot import random_remote_bot
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def _remote_bot(port: int, token: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(ROOT / "bots" / "random_bot.py"),
-        f"--address=127.0.0.1:{port}",
-        f"--token={token}",
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
 
 
 def test_remote_bot_killed_mid_decision_and_back(db: Database) -> None:
@@ -44,7 +33,7 @@ def test_remote_bot_killed_mid_decision_and_back(db: Database) -> None:
 
         async def restart() -> None:
             await asyncio.sleep(2.5)
-            bots.append(await _remote_bot(port, token))
+            bots.append(await random_remote_bot(port, token, stderr=asyncio.subprocess.DEVNULL))
 
         def on_event(m: Match) -> None:
             seat = m.names.index("remote")
@@ -66,7 +55,7 @@ def test_remote_bot_killed_mid_decision_and_back(db: Database) -> None:
         lobby = Lobby(db, config, log=lambda _: None, on_event=on_event)
         address = await lobby.start()
         port = int(address.rsplit(":", 1)[1])
-        bots.append(await _remote_bot(port, token))
+        bots.append(await random_remote_bot(port, token, stderr=asyncio.subprocess.DEVNULL))
         try:
             await asyncio.wait_for(lobby.run(), 120)
         finally:

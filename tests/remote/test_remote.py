@@ -11,7 +11,6 @@ import shutil
 import socket
 import struct
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from arena.store.bots import add_remote_bot
 from arena.store.db import Database
 from arena.store.tournaments import get_tournament, load_replay
 from arena.v1 import arena_pb2 as pb
+from tests.remote.samplebot import random_remote_bot
 
 REPO = Path(__file__).resolve().parent.parent.parent
 METHOD = "/arena.v1.Referee/Play"
@@ -83,18 +83,6 @@ def _sandbox() -> SandboxLimits | None:
     return SandboxLimits() if bwrap_problem() is None else None
 
 
-async def _bot(port: int, token: str, *extra: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(REPO / "bots" / "random_bot.py"),
-        f"--address=127.0.0.1:{port}",
-        f"--token={token}",
-        *extra,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-
-
 def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
     """The remote bot's TCP connection is reset mid-match; it reconnects with its token and the
     match completes with no forfeit; its clock was not charged for the time away."""
@@ -124,7 +112,7 @@ def test_remote_bot_survives_a_forced_disconnect(db: Database) -> None:
         assert get_tournament(db, lobby.tournament_id).status == "running"
         proxy = Proxy(int(address.rsplit(":", 1)[1]))
         await proxy.start()
-        bot = await _bot(proxy.port, token, "--reconnect=20")
+        bot = await random_remote_bot(proxy.port, token, "--reconnect=20")
         try:
             await asyncio.wait_for(lobby.run(), 120)
         finally:
@@ -163,7 +151,7 @@ async def _lobby_with_a_dropping_bot(
     port = int(address.rsplit(":", 1)[1])
     proxy = Proxy(port)
     await proxy.start()
-    return lobby, port, proxy, await _bot(proxy.port, token)
+    return lobby, port, proxy, await random_remote_bot(proxy.port, token)
 
 
 def test_remote_bot_that_stays_away_forfeits_after_the_grace_period(db: Database) -> None:
@@ -221,7 +209,7 @@ def test_bad_and_reused_tokens_are_refused(db: Database) -> None:
         address = await lobby.start()
         port = int(address.rsplit(":", 1)[1])
         codes.append(await attempt(port, "rt_not-a-real-token"))
-        bot = await _bot(port, token)
+        bot = await random_remote_bot(port, token)
         for _ in range(200):  # until the real bot is connected
             if lobby.remotes[0].session.stream_open:
                 break
@@ -272,9 +260,9 @@ def test_remote_bot_over_tls(db: Database, tmp_path: Path) -> None:
         lobby = _tls_lobby(db, cert, key)
         address = await lobby.start()
         port = int(address.rsplit(":", 1)[1])
-        plain = await _bot(port, token)  # no --tls-ca: cannot talk to a TLS port
+        plain = await random_remote_bot(port, token)  # no --tls-ca: cannot talk to a TLS port
         plain_code = await asyncio.wait_for(plain.wait(), 30)
-        bot = await _bot(port, token, f"--tls-ca={cert}")
+        bot = await random_remote_bot(port, token, f"--tls-ca={cert}")
         try:
             await asyncio.wait_for(lobby.run(), 60)
         finally:
@@ -310,7 +298,7 @@ def test_a_remote_bot_that_came_back_too_late_plays_its_next_match(db: Database)
             running = asyncio.create_task(lobby.run())
             while not lobby.results and not running.done():
                 await asyncio.sleep(0.05)
-            again = await _bot(port, token)  # the same bot, back after its grace
+            again = await random_remote_bot(port, token)  # the same bot, back after its grace
             await asyncio.wait_for(running, 90)
         finally:
             await lobby.close()
@@ -343,7 +331,7 @@ def test_a_tls_lobby_whose_local_socket_was_removed_still_plays(db: Database, tm
         assert old is not None
         shutil.rmtree(old)
         port = int(address.rsplit(":", 1)[1])
-        bot = await _bot(port, token, f"--tls-ca={cert}")
+        bot = await random_remote_bot(port, token, f"--tls-ca={cert}")
         try:
             await asyncio.wait_for(lobby.run(), 60)
             moved = lobby.host.sock_dir not in (None, old)
@@ -426,7 +414,7 @@ def test_a_remote_bot_whose_games_are_played_is_told_goodbye_while_the_lobby_goe
             log=logged.append,
         )
         address = await lobby.start()
-        bot = await _bot(int(address.rsplit(":", 1)[1]), token)
+        bot = await random_remote_bot(int(address.rsplit(":", 1)[1]), token)
         try:
             assert await asyncio.wait_for(lobby.run(), 120) == 2
             # the lobby has not been closed: the bot leaves because it was told goodbye
